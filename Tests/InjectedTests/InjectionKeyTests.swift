@@ -1,0 +1,192 @@
+import Injected
+import Testing
+
+/// Every way projects declare keys compiles in Swift 6 mode and reads as its declaration says.
+///
+/// Keys written with plain `static var`, which only Swift 5 mode accepts, are covered in `InjectedSwift5Tests`.
+@Suite("Key declarations")
+struct InjectionKeyTests {
+    @Test("a stored static marked nonisolated(unsafe) first is one shared instance")
+    func storedStaticModifierFirst() {
+        inFreshScope {
+            let first = InjectedValues[ModifierFirstKey.self]
+            #expect(first.label == "modifier first")
+            #expect(InjectedValues[ModifierFirstKey.self] === first)
+        }
+    }
+
+    @Test("a stored static marked nonisolated(unsafe) after static is one shared instance")
+    func storedStaticModifierAfter() {
+        inFreshScope {
+            let first = InjectedValues[ModifierAfterKey.self]
+            #expect(first.label == "modifier after")
+            #expect(InjectedValues[ModifierAfterKey.self] === first)
+        }
+    }
+
+    @Test("public keys conform with the access modifier in either order")
+    func publicKeys() {
+        inFreshScope {
+            #expect(InjectedValues[PublicFirstKey.self] == "public first")
+            #expect(InjectedValues[PublicAfterKey.self] == "public after")
+        }
+    }
+
+    @Test("a static let conforms")
+    func staticLet() {
+        inFreshScope {
+            #expect(InjectedValues[StaticLetKey.self] === InjectedValues[StaticLetKey.self])
+            #expect(InjectedValues[StaticLetKey.self].label == "let")
+        }
+    }
+
+    @Test("an optional with no initial value reads nil until something is written")
+    func optionalWithoutInitialValue() {
+        inFreshScope {
+            #expect(InjectedValues[OptionalClientKey.self] == nil)
+            let client = Instance("client")
+            InjectedValues[OptionalClientKey.self] = client
+            #expect(InjectedValues[OptionalClientKey.self] === client)
+        }
+    }
+
+    @Test("a direct write to Key.currentValue is what the next read returns")
+    func directWriteToCurrentValue() {
+        inFreshScope {
+            let replacement = Instance("written directly")
+            DirectlyWrittenKey.currentValue = replacement
+            #expect(InjectedValues[DirectlyWrittenKey.self] === replacement)
+            #expect(InjectedValues[\.directlyWritten] === replacement)
+        }
+    }
+
+    @Test("a computed currentValue makes a new instance per read")
+    func computedIsAFactory() {
+        inFreshScope {
+            #expect(InjectedValues[ComputedKey.self] !== InjectedValues[ComputedKey.self])
+        }
+    }
+
+    @Test("an inferred type conforms")
+    func inferredType() {
+        inFreshScope {
+            let value: Instance = InjectedValues[InferredKey.self]
+            #expect(value.label == "inferred")
+        }
+    }
+
+    @Test("an explicit typealias Value conforms")
+    func explicitTypealias() {
+        inFreshScope {
+            #expect(InjectedValues[TypealiasKey.self] == 42)
+        }
+    }
+
+    @Test("structs, enums, classes and fileprivate types can be keys")
+    func keyKinds() {
+        inFreshScope {
+            #expect(InjectedValues[StructKey.self] == "struct")
+            #expect(InjectedValues[ClassKey.self] == "class")
+            #expect(InjectedValues[FilePrivateKey.self] == "fileprivate")
+            #expect(InjectedValues[\.nestedInExtension] == "nested")
+        }
+    }
+
+    @Test("a service type can be its own key")
+    func serviceIsItsOwnKey() {
+        inFreshScope {
+            let store = InjectedValues[\.mediaStore]
+            #expect(InjectedValues[\.mediaStore] === store)
+            let replacement = MediaStore()
+            InjectedValues[\.mediaStore] = replacement
+            #expect(InjectedValues[MediaStore.self] === replacement)
+        }
+    }
+
+    @Test("the default lifetime is uncached")
+    func defaultLifetime() {
+        #expect(ComputedKey.lifetime == .uncached)
+        #expect(MediaStore.lifetime == .cached)
+    }
+}
+
+private enum ModifierFirstKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue: Instance = Instance("modifier first")
+}
+
+private enum ModifierAfterKey: InjectionKey {
+    static nonisolated(unsafe) var currentValue: Instance = Instance("modifier after")
+}
+
+public enum PublicFirstKey: InjectionKey {
+    public nonisolated(unsafe) static var currentValue: String = "public first"
+}
+
+public enum PublicAfterKey: InjectionKey {
+    nonisolated(unsafe) static public var currentValue: String = "public after"
+}
+
+private enum StaticLetKey: InjectionKey {
+    static let currentValue = Instance("let")
+}
+
+private enum OptionalClientKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue: Instance?
+}
+
+private enum DirectlyWrittenKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = Instance("initial")
+}
+
+private enum ComputedKey: InjectionKey {
+    static var currentValue: Instance { Instance("computed") }
+}
+
+private enum InferredKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = Instance("inferred")
+}
+
+private enum TypealiasKey: InjectionKey {
+    typealias Value = Int
+    static var currentValue: Int { 42 }
+}
+
+private struct StructKey: InjectionKey {
+    static let currentValue = "struct"
+}
+
+private final class ClassKey: InjectionKey {
+    static let currentValue = "class"
+}
+
+fileprivate enum FilePrivateKey: InjectionKey {
+    static let currentValue = "fileprivate"
+}
+
+private final class MediaStore {}
+
+extension MediaStore: InjectionKey {
+    static var currentValue: MediaStore { MediaStore() }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension InjectedValues {
+    private enum NestedKey: InjectionKey {
+        static let currentValue = "nested"
+    }
+
+    fileprivate var nestedInExtension: String {
+        get { self[NestedKey.self] }
+        set { self[NestedKey.self] = newValue }
+    }
+
+    fileprivate var directlyWritten: Instance {
+        get { Self[DirectlyWrittenKey.self] }
+        set { Self[DirectlyWrittenKey.self] = newValue }
+    }
+
+    fileprivate var mediaStore: MediaStore {
+        get { Self[MediaStore.self] }
+        set { Self[MediaStore.self] = newValue }
+    }
+}
