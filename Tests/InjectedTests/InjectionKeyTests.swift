@@ -118,11 +118,15 @@ private enum ModifierAfterKey: InjectionKey {
     static nonisolated(unsafe) var currentValue: Instance = Instance("modifier after")
 }
 
+/// A public key whose `public` comes before `nonisolated(unsafe)`.
 public enum PublicFirstKey: InjectionKey {
+    /// The key's default.
     public nonisolated(unsafe) static var currentValue: String = "public first"
 }
 
+/// A public key whose `public` comes after `static`.
 public enum PublicAfterKey: InjectionKey {
+    /// The key's default.
     nonisolated(unsafe) static public var currentValue: String = "public after"
 }
 
@@ -159,7 +163,7 @@ private final class ClassKey: InjectionKey {
     static let currentValue = "class"
 }
 
-fileprivate enum FilePrivateKey: InjectionKey {
+private enum FilePrivateKey: InjectionKey {
     static let currentValue = "fileprivate"
 }
 

@@ -1,0 +1,88 @@
+import Injected
+import Testing
+
+/// Derived, get-only accessors and nested paths read and write through the store.
+@Suite("Key paths")
+struct KeyPathTests {
+    @Test("a derived get-only accessor reads the dependency it is built from")
+    func derivedAccessor() {
+        inFreshScope {
+            #expect(InjectedValues[\.baseURL] == "https://example.com")
+            InjectedValues[\.networkConfiguration] = NetworkConfiguration(baseURL: "http://localhost")
+            #expect(InjectedValues[\.baseURL] == "http://localhost")
+        }
+    }
+
+    @Test("a read-only wrapper follows the dependency its path is derived from")
+    func readOnlyWrapper() {
+        inFreshScope {
+            @Injected(\.baseURL) var baseURL
+            #expect(baseURL == "https://example.com")
+            InjectedValues[\.networkConfiguration] = NetworkConfiguration(baseURL: "http://localhost")
+            #expect(baseURL == "http://localhost")
+        }
+    }
+
+    @Test("a write to a nested path changes only that part of the outer dependency")
+    func nestedPathWrite() {
+        inFreshScope {
+            InjectedValues[\.formatters.duration] = "short"
+            #expect(InjectedValues[\.formatters.duration] == "short")
+            #expect(InjectedValues[\.formatters.date] == "iso8601")
+            #expect(InjectedValues[FormattersKey.self] == Formatters(duration: "short", date: "iso8601"))
+        }
+    }
+
+    @Test("a nested write in a scope leaves the outer dependency untouched outside it")
+    func nestedPathInScope() {
+        inFreshScope {
+            withInjectedValues {
+                $0.formatters.duration = "scoped"
+            } operation: {
+                #expect(InjectedValues[\.formatters.duration] == "scoped")
+            }
+            #expect(InjectedValues[\.formatters.duration] == "long")
+        }
+    }
+
+    @Test("a wrapper through a nested path reads and writes that part")
+    func nestedPathWrapper() {
+        inFreshScope {
+            @Injected(\.formatters.duration) var duration
+            #expect(duration == "long")
+            duration = "wrapped"
+            #expect(InjectedValues[\.formatters] == Formatters(duration: "wrapped", date: "iso8601"))
+        }
+    }
+}
+
+struct NetworkConfiguration: Sendable, Equatable {
+    var baseURL: String
+}
+
+struct Formatters: Sendable, Equatable {
+    var duration: String
+    var date: String
+}
+
+private enum NetworkConfigurationKey: InjectionKey {
+    static let currentValue = NetworkConfiguration(baseURL: "https://example.com")
+}
+
+private enum FormattersKey: InjectionKey {
+    static let currentValue = Formatters(duration: "long", date: "iso8601")
+}
+
+extension InjectedValues {
+    fileprivate var networkConfiguration: NetworkConfiguration {
+        get { Self[NetworkConfigurationKey.self] }
+        set { Self[NetworkConfigurationKey.self] = newValue }
+    }
+
+    fileprivate var baseURL: String { networkConfiguration.baseURL }
+
+    fileprivate var formatters: Formatters {
+        get { self[FormattersKey.self] }
+        set { self[FormattersKey.self] = newValue }
+    }
+}

@@ -1,0 +1,168 @@
+import Injected
+import Testing
+
+/// `.uncached` keys follow their declaration; `.cached` keys are built once per root and rebuilt after a reset.
+@Suite("Lifetimes")
+struct LifetimeTests {
+    @Test("an uncached stored static is created on first read and then shared")
+    func uncachedStoredIsLazyAndShared() {
+        inFreshScope {
+            #expect(lazyBuilds.value == 0)
+            let first = InjectedValues[LazyStoredKey.self]
+            #expect(lazyBuilds.value == 1)
+            #expect(InjectedValues[LazyStoredKey.self] === first)
+            #expect(lazyBuilds.value == 1)
+        }
+    }
+
+    @Test("an uncached computed default makes a new instance per read")
+    func uncachedComputedIsFactory() {
+        inFreshScope {
+            let first = InjectedValues[CountedFactoryKey.self]
+            let second = InjectedValues[CountedFactoryKey.self]
+            #expect(first !== second)
+            #expect(factoryBuilds.value == 2)
+        }
+    }
+
+    @Test("a cached default is built once and shared until reset")
+    func cachedIsBuiltOnce() {
+        inFreshScope {
+            let first = InjectedValues[CountedSingletonKey.self]
+            #expect(InjectedValues[CountedSingletonKey.self] === first)
+            #expect(singletonBuilds.value == 1)
+            InjectedValues.reset()
+            let rebuilt = InjectedValues[CountedSingletonKey.self]
+            #expect(rebuilt !== first)
+            #expect(InjectedValues[CountedSingletonKey.self] === rebuilt)
+            #expect(singletonBuilds.value == 2)
+        }
+    }
+
+    @Test("an override wins over a cached value, and reset drops both")
+    func overrideWinsOverCache() {
+        inFreshScope {
+            let cached = InjectedValues[\.singleton]
+            let replacement = Instance("replacement")
+            InjectedValues[\.singleton] = replacement
+            #expect(InjectedValues[\.singleton] === replacement)
+            InjectedValues.reset()
+            let afterReset = InjectedValues[\.singleton]
+            #expect(afterReset !== replacement)
+            #expect(afterReset !== cached)
+        }
+    }
+
+    @Test("each fresh scope has its own cache, shared by the scopes nested in it")
+    func freshScopesHaveOwnCache() {
+        let (outer, nested) = inFreshScope {
+            let outer = InjectedValues[\.singleton]
+            let nested = withInjectedValues {
+                $0.factory = Instance()
+            } operation: {
+                InjectedValues[\.singleton]
+            }
+            return (outer, nested)
+        }
+        let other = inFreshScope { InjectedValues[\.singleton] }
+        #expect(outer === nested)
+        #expect(outer !== other)
+    }
+
+    @Test("a cached default is built from its root's values, not a nested scope's overrides")
+    func cachedIsBuiltInRootContext() {
+        inFreshScope {
+            InjectedValues[\.factory] = Instance("root's")
+            let built = withInjectedValues {
+                $0.factory = Instance("nested override")
+            } operation: {
+                InjectedValues[\.composite]
+            }
+            #expect(built.part.label == "root's")
+            #expect(InjectedValues[\.composite] === built)
+        }
+    }
+
+    @Test("an uncached default is built from the reader's values")
+    func uncachedIsBuiltInReaderContext() {
+        inFreshScope {
+            let built = withInjectedValues {
+                $0.factory = Instance("nested override")
+            } operation: {
+                InjectedValues[UncachedCompositeKey.self]
+            }
+            #expect(built.part.label == "nested override")
+        }
+    }
+}
+
+private let lazyBuilds = Counter()
+private let factoryBuilds = Counter()
+private let singletonBuilds = Counter()
+
+final class Composite: Sendable {
+    let part: Instance
+
+    init(part: Instance) {
+        self.part = part
+    }
+}
+
+private enum LazyStoredKey: InjectionKey {
+    static let currentValue: Instance = {
+        lazyBuilds.increment()
+        return Instance("lazy")
+    }()
+}
+
+/// Counted, and read only by `uncachedComputedIsFactory`, so that parallel tests cannot change the count.
+private enum CountedFactoryKey: InjectionKey {
+    static var currentValue: Instance {
+        factoryBuilds.increment()
+        return Instance("factory")
+    }
+}
+
+/// Counted, and read only by `cachedIsBuiltOnce`, so that parallel tests cannot change the count.
+private enum CountedSingletonKey: InjectionKey {
+    static var currentValue: Instance {
+        singletonBuilds.increment()
+        return Instance("singleton")
+    }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+private enum FactoryKey: InjectionKey {
+    static var currentValue: Instance { Instance("factory") }
+}
+
+private enum SingletonKey: InjectionKey {
+    static var currentValue: Instance { Instance("singleton") }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+private enum CompositeKey: InjectionKey {
+    static var currentValue: Composite { Composite(part: InjectedValues[\.factory]) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+private enum UncachedCompositeKey: InjectionKey {
+    static var currentValue: Composite { Composite(part: InjectedValues[\.factory]) }
+}
+
+extension InjectedValues {
+    fileprivate var factory: Instance {
+        get { Self[FactoryKey.self] }
+        set { Self[FactoryKey.self] = newValue }
+    }
+
+    fileprivate var singleton: Instance {
+        get { Self[SingletonKey.self] }
+        set { Self[SingletonKey.self] = newValue }
+    }
+
+    fileprivate var composite: Composite {
+        get { Self[CompositeKey.self] }
+        set { Self[CompositeKey.self] = newValue }
+    }
+}
