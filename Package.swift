@@ -6,13 +6,17 @@ let package = Package(
     platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "Injected", targets: ["Injected"]),
+        .library(name: "InjectedTesting", targets: ["InjectedTesting"]),
         .executable(name: "InjectedDemo", targets: ["InjectedDemo"]),
     ],
     targets: [
         // The whole library is one file, Sources/Injected/Injected.swift, so that it can be copied into a project.
         .target(name: "Injected"),
+        // Test support: a Swift Testing trait and an XCTest base class. Kept apart so the library never imports Testing.
+        .target(name: "InjectedTesting", dependencies: ["Injected"]),
         .executableTarget(name: "InjectedDemo", dependencies: ["Injected"]),
         .testTarget(name: "InjectedTests", dependencies: ["Injected"]),
+        .testTarget(name: "InjectedTestingTests", dependencies: ["Injected", "InjectedTesting"]),
         // Code copied from the article declares keys as plain `static var`s, which only Swift 5 mode accepts.
         // This target compiles that code unchanged, the way projects still on Swift 5 build it.
         .testTarget(

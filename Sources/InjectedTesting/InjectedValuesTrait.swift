@@ -1,0 +1,110 @@
+import Injected
+import Testing
+
+/// A trait that runs each test, and each case of a parameterized test, in its own fresh dependency scope.
+///
+/// Swift Testing runs tests in parallel, so tests that override dependencies the way the article does,
+/// `InjectedValues[\.networkProvider] = MockedNetworkProvider()`, would otherwise overwrite each other's mocks. Add
+/// the trait to a suite or a test and every such write stays inside the test that made it:
+///
+/// ```swift
+/// @Suite(.injectedValues)
+/// struct CheckoutTests {
+///     @Test func paysWithTheMockedGateway() async throws {
+///         InjectedValues[\.paymentGateway] = MockGateway()   // this test only
+///         try await Checkout().pay(100)
+///     }
+/// }
+/// ```
+///
+/// Inside the scope a test:
+/// - starts from the keys' own defaults, and sees no global override made elsewhere;
+/// - has its own instances of ``InjectionLifetime/cached`` keys;
+/// - keeps every write it makes (`InjectedValues[…] = …`, an ``Injected`` property's setter,
+///   ``InjectedValues/reset()``) to itself.
+///
+/// On a suite, the trait applies to every test in it, including tests in nested suites.
+///
+/// > Important: A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not
+/// > `Task.detached` or other threads. Code under test that reads `InjectedValues[…]` from a detached task sees the
+/// > global store. Objects created inside the test with ``Injected`` properties are fine: they remember the test's
+/// > scope wherever they are read.
+public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
+    private let update: @Sendable (inout InjectedValues) throws -> Void
+
+    init(update: @escaping @Sendable (inout InjectedValues) throws -> Void) {
+        self.update = update
+    }
+
+    /// Whether the trait applies to the tests in nested suites too; always `true`.
+    public var isRecursive: Bool { true }
+
+    /// Runs the test, or one case of it, in a fresh scope with this trait's overrides applied first.
+    ///
+    /// - Parameters:
+    ///   - test: The test being run.
+    ///   - testCase: The case being run.
+    ///   - function: The test's body.
+    /// - Throws: What the trait's update closure or the test throws.
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await withInjectedValues(fresh: true, update) {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == InjectedValuesTrait {
+    /// Runs each test, and each case of a parameterized test, in its own fresh dependency scope.
+    ///
+    /// ```swift
+    /// @Suite(.injectedValues)
+    /// struct ReportTests { … }
+    /// ```
+    public static var injectedValues: Self {
+        InjectedValuesTrait { _ in }
+    }
+
+    /// Runs each test in its own fresh dependency scope, with some dependencies overridden first.
+    ///
+    /// The closure runs once per test, and once per case of a parameterized test, so a mock created in it is a new
+    /// instance for every test:
+    ///
+    /// ```swift
+    /// @Test(.injectedValues { $0.networkProvider = MockedNetworkProvider() })
+    /// func loadsTheReport() async throws { … }
+    /// ```
+    ///
+    /// - Parameter update: A closure that overrides dependencies in the test's scope. If it throws, the test fails
+    ///   with that error and its body does not run.
+    /// - Returns: A trait to add to a `@Test` or `@Suite`.
+    public static func injectedValues(
+        _ update: @escaping @Sendable (inout InjectedValues) throws -> Void
+    ) -> Self {
+        InjectedValuesTrait(update: update)
+    }
+
+    /// Runs each test in its own fresh dependency scope, with one dependency overridden first.
+    ///
+    /// The value is evaluated once per test, and once per case of a parameterized test, so each test gets a new
+    /// instance:
+    ///
+    /// ```swift
+    /// @Test(.injecting(\.networkProvider, MockedNetworkProvider()))
+    /// func loadsTheReport() async throws { … }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: The dependency's accessor.
+    ///   - value: The value the dependency has in each test.
+    /// - Returns: A trait to add to a `@Test` or `@Suite`.
+    public static func injecting<Value>(
+        _ keyPath: WritableKeyPath<InjectedValues, Value> & Sendable,
+        _ value: @autoclosure @escaping @Sendable () -> Value
+    ) -> Self {
+        InjectedValuesTrait { $0[keyPath: keyPath] = value() }
+    }
+}
