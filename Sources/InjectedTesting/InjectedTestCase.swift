@@ -6,7 +6,7 @@ import XCTest
 ///
 /// Subclass it instead of `XCTestCase`, and writes a test makes in the article's style,
 /// `InjectedValues[\.networkProvider] = MockedNetworkProvider()`, stay inside that test, as do its own instances
-/// of ``Injected/InjectionLifetime/cached`` keys. Override ``setUpInjectedValues(_:)`` to give every test in the class
+/// of `.cached` keys. Override ``setUpInjectedValues(_:)`` to give every test in the class
 /// the same overrides:
 ///
 /// ```swift

@@ -19,15 +19,15 @@ import Testing
 ///
 /// Inside the scope a test:
 /// - starts from the keys' own defaults, and sees no global override made elsewhere;
-/// - has its own instances of ``InjectionLifetime/cached`` keys;
-/// - keeps every write it makes (`InjectedValues[…] = …`, an ``Injected`` property's setter,
-///   ``InjectedValues/reset()``) to itself.
+/// - has its own instances of `.cached` keys;
+/// - keeps every write it makes (`InjectedValues[…] = …`, an `@Injected` property's setter,
+///   `InjectedValues.reset()`) to itself.
 ///
 /// On a suite, the trait applies to every test in it, including tests in nested suites.
 ///
 /// > Important: A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not
 /// > `Task.detached` or other threads. Code under test that reads `InjectedValues[…]` from a detached task sees the
-/// > global store. Objects created inside the test with ``Injected`` properties are fine: they remember the test's
+/// > global store. Objects created inside the test with `@Injected` properties are fine: they remember the test's
 /// > scope wherever they are read.
 public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout InjectedValues) throws -> Void

@@ -1,0 +1,22 @@
+"""Extracts the Swift code blocks of each DocC article into one compilable unit per article.
+
+Blocks fenced as ```swift are concatenated, in order, into OUT/<article>/main.swift. A block preceded by the
+line `<!-- snippet: before -->` is code from before a migration; those go, concatenated, into
+OUT/<article>-before/main.swift instead, which Docs/build.sh compiles in Swift 5 mode.
+"""
+
+import pathlib
+import re
+import sys
+
+catalog, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+block = re.compile(r"(<!-- snippet: before -->\n)?```swift\n(.*?)```", re.S)
+for article in sorted(catalog.glob("*.md")):
+    units = {}
+    for match in block.finditer(article.read_text()):
+        name = article.stem + ("-before" if match.group(1) else "")
+        units.setdefault(name, []).append(match.group(2))
+    for name, blocks in units.items():
+        directory = out / name
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "main.swift").write_text("import Injected\n\n" + "\n".join(blocks))
