@@ -15,7 +15,7 @@ let package = Package(
         // Test support: a Swift Testing trait and an XCTest base class. Kept apart so the library never imports Testing.
         .target(name: "InjectedTesting", dependencies: ["Injected"]),
         .executableTarget(name: "InjectedDemo", dependencies: ["Injected"]),
-        .testTarget(name: "InjectedTests", dependencies: ["Injected"]),
+        .testTarget(name: "InjectedTests", dependencies: ["Injected", "InjectedTesting"]),
         .testTarget(name: "InjectedTestingTests", dependencies: ["Injected", "InjectedTesting"]),
         // Code copied from the article declares keys as plain `static var`s, which only Swift 5 mode accepts.
         // This target compiles that code unchanged, the way projects still on Swift 5 build it.

@@ -2,64 +2,63 @@ import Foundation
 import Injected
 import Testing
 
-/// Writes made while no scope is active go to the process-global store.
-///
-/// These are the only tests that touch the global store, so they run one at a time (`.serialized`), use keys no
-/// other test reads, and reset the store when they finish. Every other test works inside a scope and runs in
-/// parallel.
-@Suite("Global store", .serialized)
-struct GlobalStoreTests {
-    @Test("a global override is seen by an older wrapper, another thread and a detached task")
-    func globalOverrideIsSeenEverywhere() async {
-        defer { InjectedValues.reset() }
-        let wrapper = Injected(\.globalGreeting)
-        InjectedValues[\.globalGreeting] = "global override"
-        #expect(wrapper.wrappedValue == "global override")
-        #expect(await Task.detached { InjectedValues[\.globalGreeting] }.value == "global override")
-        let fromThread = Counter()
-        let finished = runOnThreads(2) { _ in
-            if InjectedValues[\.globalGreeting] == "global override" { fromThread.increment() }
+extension ProcessGlobalStateTests {
+    /// Writes made while no scope is active go to the process-global store.
+    @Suite("Global store")
+    struct GlobalStoreTests {
+        @Test("a global override is seen by an older wrapper, another thread and a detached task")
+        func globalOverrideIsSeenEverywhere() async {
+            defer { InjectedValues.reset() }
+            let wrapper = Injected(\.globalGreeting)
+            InjectedValues[\.globalGreeting] = "global override"
+            #expect(wrapper.wrappedValue == "global override")
+            #expect(await Task.detached { InjectedValues[\.globalGreeting] }.value == "global override")
+            let fromThread = Counter()
+            let finished = runOnThreads(2) { _ in
+                if InjectedValues[\.globalGreeting] == "global override" { fromThread.increment() }
+            }
+            #expect(finished)
+            #expect(fromThread.value == 2)
         }
-        #expect(finished)
-        #expect(fromThread.value == 2)
-    }
 
-    @Test("a global override is shadowed by a scope and comes back after it")
-    func scopeShadowsGlobal() {
-        defer { InjectedValues.reset() }
-        InjectedValues[\.globalGreeting] = "global"
-        withInjectedValues {
-            $0.globalGreeting = "scoped"
-        } operation: {
-            #expect(InjectedValues[\.globalGreeting] == "scoped")
+        @Test("a global override is shadowed by a scope and comes back after it")
+        func scopeShadowsGlobal() {
+            defer { InjectedValues.reset() }
+            InjectedValues[\.globalGreeting] = "global"
+            withInjectedValues {
+                $0.globalGreeting = "scoped"
+            } operation: {
+                #expect(InjectedValues[\.globalGreeting] == "scoped")
+            }
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                #expect(InjectedValues[\.globalGreeting] == "default")
+            }
+            #expect(InjectedValues[\.globalGreeting] == "global")
         }
-        withInjectedValues(fresh: true) { _ in
-        } operation: {
+
+        @Test("a global reset drops global overrides and the global cache")
+        func globalReset() {
+            defer { InjectedValues.reset() }
+            let cached = InjectedValues[\.globalSingleton]
+            #expect(InjectedValues[\.globalSingleton] === cached)
+            InjectedValues[\.globalGreeting] = "override"
+            InjectedValues.reset()
             #expect(InjectedValues[\.globalGreeting] == "default")
+            #expect(InjectedValues[\.globalSingleton] !== cached)
         }
-        #expect(InjectedValues[\.globalGreeting] == "global")
+
+        @Test("a write through the key type overrides in the store and leaves currentValue alone")
+        func keyWriteDoesNotAssignCurrentValue() {
+            defer { InjectedValues.reset() }
+            InjectedValues[GlobalStoredKey.self] = "override"
+            #expect(InjectedValues[GlobalStoredKey.self] == "override")
+            #expect(GlobalStoredKey.currentValue == "stored default")
+            InjectedValues.reset()
+            #expect(InjectedValues[GlobalStoredKey.self] == "stored default")
+        }
     }
 
-    @Test("a global reset drops global overrides and the global cache")
-    func globalReset() {
-        defer { InjectedValues.reset() }
-        let cached = InjectedValues[\.globalSingleton]
-        #expect(InjectedValues[\.globalSingleton] === cached)
-        InjectedValues[\.globalGreeting] = "override"
-        InjectedValues.reset()
-        #expect(InjectedValues[\.globalGreeting] == "default")
-        #expect(InjectedValues[\.globalSingleton] !== cached)
-    }
-
-    @Test("a write through the key type overrides in the store and leaves currentValue alone")
-    func keyWriteDoesNotAssignCurrentValue() {
-        defer { InjectedValues.reset() }
-        InjectedValues[GlobalStoredKey.self] = "override"
-        #expect(InjectedValues[GlobalStoredKey.self] == "override")
-        #expect(GlobalStoredKey.currentValue == "stored default")
-        InjectedValues.reset()
-        #expect(InjectedValues[GlobalStoredKey.self] == "stored default")
-    }
 }
 
 private enum GlobalGreetingKey: InjectionKey {
