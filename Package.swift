@@ -17,6 +17,11 @@ let package = Package(
         .executableTarget(name: "InjectedDemo", dependencies: ["Injected"]),
         .testTarget(name: "InjectedTests", dependencies: ["Injected", "InjectedTesting"]),
         .testTarget(name: "InjectedTestingTests", dependencies: ["Injected", "InjectedTesting"]),
+        .testTarget(
+            name: "InjectedDemoTests",
+            dependencies: ["InjectedDemo", "Injected", "InjectedTesting"],
+            exclude: ["Helpers"]
+        ),
         // Code copied from the article declares keys as plain `static var`s, which only Swift 5 mode accepts.
         // This target compiles that code unchanged, the way projects still on Swift 5 build it.
         .testTarget(
