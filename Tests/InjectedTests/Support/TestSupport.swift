@@ -11,7 +11,11 @@ final class Counter: @unchecked Sendable {
     var value: Int { lock.withLock { count } }
 
     func increment() {
-        lock.withLock { count += 1 }
+        add(1)
+    }
+
+    func add(_ amount: Int) {
+        lock.withLock { count += amount }
     }
 }
 
