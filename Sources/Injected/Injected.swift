@@ -246,6 +246,10 @@ public struct InjectedValues: Sendable {
 /// The wrapper works on stored properties of structs, classes and actors, on local variables, and on static
 /// properties (in Swift 6 mode, of a global-actor-isolated type), with or without a type annotation.
 ///
+/// Swift stores any wrapped property in a `var`, which a `final class` that conforms to `Sendable` may not have.
+/// In such a class, read the dependency in a computed property instead:
+/// `var clock: any Clock { InjectedValues[\.clock] }`.
+///
 /// > Important: The property remembers the scope that was active when it was created. When it is read or written by
 /// > code running outside any scope, such as a callback on another thread or a detached task, it resolves in that
 /// > remembered scope for as long as the scope exists. Inside a scope, the active scope always wins.
