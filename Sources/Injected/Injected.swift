@@ -252,15 +252,13 @@ public struct InjectedValues: Sendable {
 ///
 /// > Important: The property remembers the scope that was active when it was created. When it is read or written by
 /// > code running outside any scope, such as a callback on another thread or a detached task, it resolves in that
-/// > remembered scope for as long as the scope exists. Inside a scope, the active scope always wins.
+/// > remembered scope while the scope's operation is running. Once the operation has returned, and inside any
+/// > scope, it resolves where it is used.
 @propertyWrapper
 public struct Injected<Value> {
     private let keyPath: KeyPath<InjectedValues, Value>
-    /// The scope active at creation.
-    ///
-    /// Weak, so that a value stored in a scope whose properties captured that same scope does not keep it alive
-    /// forever.
-    private weak var scope: InjectionScope?
+    /// The scope active at creation, reachable while that scope's operation runs; `nil` outside any scope.
+    private let anchor: ScopeAnchor?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
     private let readOnlyDeclaration: ReadOnlyDeclaration?
 
@@ -269,7 +267,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.scope = InjectionScope.current
+        self.anchor = InjectionScope.current.anchor
         self.readOnlyDeclaration = nil
     }
 
@@ -284,17 +282,17 @@ public struct Injected<Value> {
     ///   - line: The line of the declaration, for the message. Leave the default.
     public init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line) {
         self.keyPath = keyPath
-        self.scope = InjectionScope.current
+        self.anchor = InjectionScope.current.anchor
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
     }
 
     /// The dependency, resolved on every access.
     ///
     /// Setting it overrides the dependency in the innermost active scope (or the remembered scope, when set from
-    /// outside any scope), exactly like writing `InjectedValues[keyPath] = newValue`.
+    /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
     public var wrappedValue: Value {
         get {
-            guard let scope, InjectionScope.current == nil else {
+            guard let anchor, InjectionScope.current.isGlobal, let scope = anchor.scope else {
                 return InjectedValues[keyPath]
             }
             return InjectionScope.$current.withValue(scope) { InjectedValues[keyPath] }
@@ -303,7 +301,7 @@ public struct Injected<Value> {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage())
             }
-            guard let scope, InjectionScope.current == nil else {
+            guard let anchor, InjectionScope.current.isGlobal, let scope = anchor.scope else {
                 InjectedValues[writable] = newValue
                 return
             }
@@ -327,7 +325,7 @@ public struct Injected<Value> {
 
 // The stored key path is immutable once formed. `KeyPath` is not declared `Sendable` only because a path can capture
 // the arguments of subscripts it goes through; paths into `InjectedValues` go through accessor properties, which
-// capture nothing. The weak scope reference is only read, and `InjectionScope` is itself `Sendable`.
+// capture nothing. The other stored properties are immutable references to `Sendable` classes.
 extension Injected: @unchecked Sendable where Value: Sendable {}
 
 /// The declaration site of a read-only ``Injected`` property, allocated only for read-only properties so that the
@@ -361,8 +359,8 @@ final class ReadOnlyDeclaration: Sendable {
 /// ``InjectedValues/reset()``) stay in this scope and end with it.
 ///
 /// The scope is task-local: it reaches `async let`, task groups and `Task {}` started inside the operation, but not
-/// `Task.detached` or other threads. An ``Injected`` property created inside the scope keeps resolving there when
-/// read from outside any scope.
+/// `Task.detached` or other threads. An ``Injected`` property created inside the scope resolves there when read from
+/// outside any scope while the operation runs.
 ///
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing. A fresh scope ignores the global store and every scope around
@@ -377,7 +375,9 @@ public func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    try InjectionScope.$current.withValue(InjectionScope.makeNested(fresh: fresh)) {
+    let scope = InjectionScope.makeNested(fresh: fresh)
+    defer { scope.end() }
+    return try InjectionScope.$current.withValue(scope) {
         var values = InjectedValues()
         try update(&values)
         return try operation()
@@ -411,7 +411,9 @@ public func withInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    try await InjectionScope.$current.withValue(InjectionScope.makeNested(fresh: fresh)) {
+    let scope = InjectionScope.makeNested(fresh: fresh)
+    defer { scope.end() }
+    return try await InjectionScope.$current.withValue(scope) {
         var values = InjectedValues()
         try update(&values)
         return try await operation()
@@ -422,36 +424,84 @@ public func withInjectedValues<R>(
 
 /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
 ///
-/// A scope's `parent` is the scope that was active when it was opened, or the global store. The global store and
-/// fresh scopes have no parent; they are the roots, and they hold the cache of `.cached` values for every scope
-/// below them.
+/// A scope's `parent` is the scope that was active when it was opened. The global store and fresh scopes have no
+/// parent; they are the roots, and they hold the cache of `.cached` values for every scope below them.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: `overrides` and `cache` are read and written only while holding `InjectionStore.lock`,
-    // and `parent` is immutable.
+    // `@unchecked Sendable`: `overrides` and `cache` are read only under a thread's shared hold of
+    // `InjectionStore.lock` and written only under its exclusive hold; `parent` and `isGlobal` are immutable.
+    // `@exclusivity(unchecked)`: that lock already makes every access exclusive, so the runtime's per-access check
+    // would only repeat it on the read path.
 
-    /// The innermost active scope of the current task, or `nil` when only the global store is active.
-    @TaskLocal static var current: InjectionScope?
+    /// The innermost active scope of the current task; the global store when no scope is active.
+    @TaskLocal static var current: InjectionScope = InjectionStore.global
 
     let parent: InjectionScope?
-    var overrides: [ObjectIdentifier: AnyObject] = [:]
-    var cache: [ObjectIdentifier: CacheSlot] = [:]
+    let isGlobal: Bool
+    /// What `@Injected` properties created in this scope hold; `nil` for the global store.
+    let anchor: ScopeAnchor?
+    @exclusivity(unchecked) var overrides: [ObjectIdentifier: Slot] = [:]
+    @exclusivity(unchecked) var cache: [ObjectIdentifier: CacheSlot] = [:]
 
-    init(parent: InjectionScope?) {
+    init(parent: InjectionScope?, isGlobal: Bool = false) {
         self.parent = parent
+        self.isGlobal = isGlobal
+        self.anchor = isGlobal ? nil : ScopeAnchor()
+        anchor?.scope = self
+    }
+
+    /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the
+    /// link between the scope and its anchor is broken, so neither keeps the other alive.
+    func end() {
+        guard let anchor else { return }
+        InjectionStore.lock.withRegistry { anchor.scope = nil }
     }
 
     /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
     static func makeNested(fresh: Bool) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : (current ?? InjectionStore.global))
+        InjectionScope(parent: fresh ? nil : current)
     }
 }
 
-/// A value in the store, boxed once when it is written so that reads need no dynamic cast.
-final class Box<Value> {
-    let value: Value
+/// What an `@Injected` property remembers of the scope it was created in.
+///
+/// A weak reference to the scope would give the scope a side table, which makes every retain and release of it,
+/// on every read, take the runtime's slow path. Instead the scope points its anchor at itself while its operation
+/// runs, and `InjectionScope.end()` clears it.
+final class ScopeAnchor: @unchecked Sendable {
+    // `@unchecked Sendable`: `storedScope` is set before the anchor is shared, and afterwards read and cleared only
+    // while holding the lock's registry mutex.
+    @exclusivity(unchecked) var storedScope: InjectionScope?
 
-    init(_ value: Value) {
-        self.value = value
+    /// The scope, while its operation runs.
+    var scope: InjectionScope? {
+        get { InjectionStore.lock.withRegistry { storedScope } }
+        set { storedScope = newValue }
+    }
+}
+
+/// A value in the store, held in memory of its own so that reading it needs only the key's value type, not the
+/// metadata of a generic box.
+final class Slot {
+    private let storage: UnsafeMutableRawPointer
+    private let destroy: (UnsafeMutableRawPointer) -> Void
+
+    init<Value>(_ value: Value) {
+        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        typed.initialize(to: value)
+        storage = UnsafeMutableRawPointer(typed)
+        destroy = { storage in
+            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+            storage.deallocate()
+        }
+    }
+
+    deinit {
+        destroy(storage)
+    }
+
+    /// The value; `Value` must be the type the slot was created with, which the key's identity guarantees.
+    func value<Value>(as type: Value.Type) -> Value {
+        storage.assumingMemoryBound(to: Value.self).pointee
     }
 }
 
@@ -459,68 +509,78 @@ final class Box<Value> {
 enum CacheSlot {
     /// A thread is evaluating the key's `currentValue`; readers wait for it.
     case building(BuildTicket)
-    /// The value, a `Box<Key.Value>`.
-    case ready(AnyObject)
+    /// The value.
+    case ready(Slot)
 }
 
 /// The global store and the operations on every scope, all behind one lock.
 enum InjectionStore {
-    /// The one lock that guards every scope's `overrides` and `cache`, and the wait state of `ResolutionStack`s.
+    /// The one lock that guards every scope's `overrides` and `cache`, and the wait state of each `ThreadState`.
     ///
     /// No user code (a key's `currentValue`, a value's `deinit`, a closure) ever runs while it is held.
     static let lock = InjectionLock()
 
     /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
-    static let global = InjectionScope(parent: nil)
+    static let global = InjectionScope(parent: nil, isGlobal: true)
 
     static func value<K: InjectionKey>(for key: K.Type) -> K.Value {
         let id = ObjectIdentifier(key)
         let lifetime = K.lifetime
-        var scope = InjectionScope.current ?? global
-        lock.lock()
+        let thread = ThreadState.current
+        var scope = InjectionScope.current
+        thread.lockShared()
         while true {
-            if let box = scope.overrides[id] {
-                lock.unlock()
-                return unsafeDowncast(box, to: Box<K.Value>.self).value
+            if !scope.overrides.isEmpty, let box = scope.overrides[id] {
+                let value = box.value(as: K.Value.self)
+                thread.unlockShared()
+                return value
             }
             guard let parent = scope.parent else { break }
             scope = parent
         }
         switch lifetime {
         case .uncached:
-            lock.unlock()
-            return ResolutionStack.current.evaluate(key)
+            thread.unlockShared()
+            return thread.evaluate(key)
         case .cached:
-            return cachedValue(for: key, in: scope)
+            if case .ready(let box)? = scope.cache[id] {
+                let value = box.value(as: K.Value.self)
+                thread.unlockShared()
+                return value
+            }
+            thread.unlockShared()
+            return cachedValue(for: key, in: scope, on: thread)
         }
     }
 
-    /// Returns the cached value of a key in a root, building it if no thread has.
-    ///
-    /// Called with `lock` held; returns with it released.
-    private static func cachedValue<K: InjectionKey>(for key: K.Type, in root: InjectionScope) -> K.Value {
+    /// Returns the cached value of a key in a root, building it if no thread has, or waiting for the thread that is.
+    private static func cachedValue<K: InjectionKey>(
+        for key: K.Type,
+        in root: InjectionScope,
+        on thread: ThreadState
+    ) -> K.Value {
         let id = ObjectIdentifier(key)
-        let stack = ResolutionStack.current
+        lock.lockExclusive()
         while true {
             switch root.cache[id] {
             case .ready(let box):
-                lock.unlock()
-                return unsafeDowncast(box, to: Box<K.Value>.self).value
+                lock.unlockExclusive()
+                return box.value(as: K.Value.self)
             case .building(let ticket):
-                if let cycle = stack.cycle(waitingFor: ticket) {
-                    lock.unlock()
+                if let cycle = thread.cycle(waitingFor: ticket) {
+                    lock.unlockExclusive()
                     dependencyCycle(cycle)
                 }
-                stack.beginWaiting(for: ticket)
-                lock.wait()
-                stack.endWaiting()
+                thread.beginWaiting(for: ticket)
+                lock.waitExclusive()
+                thread.endWaiting()
             case nil:
-                let ticket = BuildTicket(key: key, builder: stack)
+                let ticket = BuildTicket(key: key, builder: thread)
                 root.cache[id] = .building(ticket)
-                lock.unlock()
-                let value = build(key, in: root, on: stack)
-                let box = Box(value)
-                lock.lock()
+                lock.unlockExclusive()
+                let value = build(key, in: root, on: thread)
+                let box = Slot(value)
+                lock.lockExclusive()
                 let replaced: CacheSlot?
                 if case .building(let current) = root.cache[id], current === ticket {
                     replaced = root.cache.updateValue(.ready(box), forKey: id)
@@ -530,7 +590,7 @@ enum InjectionStore {
                     replaced = nil
                 }
                 lock.broadcast()
-                lock.unlock()
+                lock.unlockExclusive()
                 _ = replaced
                 return value
             }
@@ -542,84 +602,124 @@ enum InjectionStore {
     private static func build<K: InjectionKey>(
         _ key: K.Type,
         in root: InjectionScope,
-        on stack: ResolutionStack
+        on thread: ThreadState
     ) -> K.Value {
-        if InjectionScope.current === root || (InjectionScope.current == nil && root === global) {
-            return stack.evaluate(key)
+        if InjectionScope.current === root {
+            return thread.evaluate(key)
         }
-        return InjectionScope.$current.withValue(root) { stack.evaluate(key) }
+        return InjectionScope.$current.withValue(root) { thread.evaluate(key) }
     }
 
     static func override<K: InjectionKey>(_ key: K.Type, with value: K.Value) {
-        let box = Box(value)
-        let scope = InjectionScope.current ?? global
-        lock.lock()
+        let box = Slot(value)
+        let scope = InjectionScope.current
+        lock.lockExclusive()
         let previous = scope.overrides.updateValue(box, forKey: ObjectIdentifier(key))
-        lock.unlock()
+        lock.unlockExclusive()
         // The previous value is released here, outside the lock, because its deinit is user code.
         _ = previous
     }
 
     static func reset() {
-        let scope = InjectionScope.current ?? global
-        lock.lock()
+        let scope = InjectionScope.current
+        lock.lockExclusive()
         let overrides = scope.overrides
         let cache = scope.cache
         scope.overrides = [:]
         scope.cache = [:]
-        lock.unlock()
+        lock.unlockExclusive()
         // The dropped values are released here, outside the lock, because their deinits are user code.
         _ = (overrides, cache)
     }
 }
 
-// MARK: - Cycle tracking
+// MARK: - Threads and cycle tracking
 
-/// The keys whose defaults the current thread is evaluating, innermost last.
+/// What the library keeps for each thread that uses it: the thread's read mutex, and the keys whose defaults it is
+/// evaluating.
 ///
 /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
-/// that appears twice in this stack is a cycle. A cycle that crosses threads shows up as threads waiting for each
-/// other's `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
-final class ResolutionStack: @unchecked Sendable {
-    // `@unchecked Sendable`: `keys` is touched only by the thread that owns this stack (it is thread-specific data);
-    // `waitingFor` and `waitingKeys` are read and written only while holding `InjectionStore.lock`.
+/// that appears twice in `keys` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
+/// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
+final class ThreadState: @unchecked Sendable {
+    // `@unchecked Sendable`: `keys`, `depth` and `capacity` are touched only by the thread that owns this state (it
+    // is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of the lock; `mutex` is
+    // a pthread mutex, made to be shared.
+    // `@exclusivity(unchecked)`: each of those rules already makes every access exclusive.
 
-    private var keys: [Any.Type] = []
-    private var waitingFor: BuildTicket?
-    private var waitingKeys: [Any.Type] = []
+    /// This thread's share of `InjectionStore.lock`: taken alone to read, taken by writers with every other one.
+    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @exclusivity(unchecked) private var keys: UnsafeMutablePointer<Any.Type>
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var capacity = 16
+    @exclusivity(unchecked) private var waitingFor: BuildTicket?
+    @exclusivity(unchecked) private var waitingKeys: [Any.Type] = []
 
-    /// This thread's stack, created on first use and released when the thread exits.
-    static var current: ResolutionStack {
+    private init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
+        keys = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        keys.deallocate()
+    }
+
+    /// This thread's state, created and registered with the lock on first use, and unregistered when the thread
+    /// exits.
+    static var current: ThreadState {
         if let pointer = pthread_getspecific(threadKey) {
-            return Unmanaged<ResolutionStack>.fromOpaque(pointer).takeUnretainedValue()
+            return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
         }
-        let stack = ResolutionStack()
-        stack.keys.reserveCapacity(8)
-        pthread_setspecific(threadKey, Unmanaged.passRetained(stack).toOpaque())
-        return stack
+        let state = ThreadState()
+        InjectionStore.lock.register(state)
+        pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
+        return state
+    }
+
+    func lockShared() {
+        pthread_mutex_lock(mutex)
+    }
+
+    func unlockShared() {
+        pthread_mutex_unlock(mutex)
     }
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
     func evaluate<K: InjectionKey>(_ key: K.Type) -> K.Value {
-        if let index = keys.firstIndex(where: { $0 == key }) {
-            dependencyCycle(Array(keys[index...]) + [key])
+        let id = ObjectIdentifier(key)
+        for index in 0..<depth where ObjectIdentifier(keys[index]) == id {
+            dependencyCycle(Array(UnsafeBufferPointer(start: keys + index, count: depth - index)) + [key])
         }
-        keys.append(key)
-        defer { keys.removeLast() }
+        if depth == capacity {
+            let larger = UnsafeMutablePointer<Any.Type>.allocate(capacity: capacity * 2)
+            larger.moveInitialize(from: keys, count: depth)
+            keys.deallocate()
+            keys = larger
+            capacity *= 2
+        }
+        (keys + depth).initialize(to: key)
+        depth += 1
+        defer { depth -= 1 }
         return K.currentValue
     }
 
     /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
     ///
-    /// Called with the lock held.
+    /// Called under the exclusive hold of the lock.
     func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
         var chain: [Any.Type] = []
         var next = ticket
         var hops = 0
         while true {
             if next.builder === self {
-                return Array(keys.drop(while: { $0 != next.key })) + chain + [next.key]
+                let mine = UnsafeBufferPointer(start: keys, count: depth)
+                return Array(mine.drop(while: { $0 != next.key })) + chain + [next.key]
             }
             chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
             guard let following = next.builder.waitingFor else { return nil }
@@ -633,15 +733,15 @@ final class ResolutionStack: @unchecked Sendable {
 
     /// Records that this thread waits for another thread's build.
     ///
-    /// Called with the lock held.
+    /// Called under the exclusive hold of the lock.
     func beginWaiting(for ticket: BuildTicket) {
         waitingFor = ticket
-        waitingKeys = keys
+        waitingKeys = Array(UnsafeBufferPointer(start: keys, count: depth))
     }
 
     /// Records that this thread no longer waits.
     ///
-    /// Called with the lock held.
+    /// Called under the exclusive hold of the lock.
     func endWaiting() {
         waitingFor = nil
         waitingKeys = []
@@ -650,25 +750,29 @@ final class ResolutionStack: @unchecked Sendable {
 
 /// One thread's build of one `.cached` key in one root.
 final class BuildTicket: @unchecked Sendable {
-    // `@unchecked Sendable`: both properties are immutable; `builder` is only inspected while holding the lock.
+    // `@unchecked Sendable`: both properties are immutable; `builder` is only inspected under the exclusive hold of
+    // the lock.
     let key: Any.Type
-    let builder: ResolutionStack
+    let builder: ThreadState
 
-    init(key: Any.Type, builder: ResolutionStack) {
+    init(key: Any.Type, builder: ThreadState) {
         self.key = key
         self.builder = builder
     }
 }
 
-/// The thread-specific data key under which each thread keeps its `ResolutionStack`.
+/// The thread-specific data key under which each thread keeps its `ThreadState`.
 private let threadKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in
         #if canImport(Darwin)
-        Unmanaged<ResolutionStack>.fromOpaque(pointer).release()
+        let state = Unmanaged<ThreadState>.fromOpaque(pointer)
         #else
-        if let pointer { Unmanaged<ResolutionStack>.fromOpaque(pointer).release() }
+        guard let pointer else { return }
+        let state = Unmanaged<ThreadState>.fromOpaque(pointer)
         #endif
+        InjectionStore.lock.unregister(state.takeUnretainedValue())
+        state.release()
     }
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
     return key
@@ -688,20 +792,27 @@ private func dependencyCycle(_ keys: [Any.Type]) -> Never {
 
 // MARK: - Lock
 
-/// A mutex with a condition variable: the one lock behind all of the library's shared state.
+/// The lock behind all of the library's shared state: a big-reader lock made of POSIX mutexes.
+///
+/// Every thread that uses the store has a mutex of its own in its `ThreadState`. Reading takes only that mutex
+/// (`lockShared`), so readers on different threads never write to shared memory and scale with the number of
+/// cores. Writing (`lockExclusive`) takes the registry mutex and then every registered thread's mutex, so it excludes
+/// all readers. Writes are rare: overrides, resets and the first build of a `.cached` value.
 final class InjectionLock: @unchecked Sendable {
-    // `@unchecked Sendable`: the pthread mutex and condition variable are made for use from many threads; they live
-    // in heap memory of their own, so their addresses never change.
+    // `@unchecked Sendable`: `readers` is read and written only while holding `registry`; the pthread mutex and
+    // condition variable are made for use from many threads and live in heap memory of their own, so their
+    // addresses never change.
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let registry: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
+    @exclusivity(unchecked) private var readers: [ThreadState] = []
 
     init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
+        registry = .allocate(capacity: 1)
+        registry.initialize(to: pthread_mutex_t())
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        let mutexStatus = pthread_mutex_init(mutex, nil)
+        let mutexStatus = pthread_mutex_init(registry, nil)
         precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
         let conditionStatus = pthread_cond_init(condition, nil)
         precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
@@ -710,26 +821,52 @@ final class InjectionLock: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(condition)
         condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        pthread_mutex_destroy(registry)
+        registry.deallocate()
     }
 
-    func lock() {
-        pthread_mutex_lock(mutex)
+    /// Runs `body` holding the registry mutex alone, for state that readers on the hot path never touch.
+    func withRegistry<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(registry)
+        defer { pthread_mutex_unlock(registry) }
+        return body()
     }
 
-    func unlock() {
-        pthread_mutex_unlock(mutex)
+    /// Adds a thread's mutex to those a writer takes.
+    func register(_ thread: ThreadState) {
+        pthread_mutex_lock(registry)
+        readers.append(thread)
+        pthread_mutex_unlock(registry)
     }
 
-    /// Releases the lock until another thread calls `broadcast()`, then takes it again.
+    /// Removes an exiting thread's mutex.
+    func unregister(_ thread: ThreadState) {
+        pthread_mutex_lock(registry)
+        readers.removeAll { $0 === thread }
+        pthread_mutex_unlock(registry)
+    }
+
+    /// Excludes every reader and every other writer.
+    func lockExclusive() {
+        pthread_mutex_lock(registry)
+        for reader in readers { pthread_mutex_lock(reader.mutex) }
+    }
+
+    func unlockExclusive() {
+        for reader in readers { pthread_mutex_unlock(reader.mutex) }
+        pthread_mutex_unlock(registry)
+    }
+
+    /// Gives up the exclusive hold until another thread calls `broadcast()`, then takes it again.
     ///
     /// Callers re-check their condition afterwards, as a wake-up may be spurious.
-    func wait() {
-        pthread_cond_wait(condition, mutex)
+    func waitExclusive() {
+        for reader in readers { pthread_mutex_unlock(reader.mutex) }
+        pthread_cond_wait(condition, registry)
+        for reader in readers { pthread_mutex_lock(reader.mutex) }
     }
 
-    /// Wakes every thread waiting in `wait()`.
+    /// Wakes every thread waiting in `waitExclusive()`.
     func broadcast() {
         pthread_cond_broadcast(condition)
     }
