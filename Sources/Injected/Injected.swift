@@ -267,7 +267,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current.anchor
+        self.anchor = InjectionScope.current?.anchor
         self.readOnlyDeclaration = nil
     }
 
@@ -282,7 +282,7 @@ public struct Injected<Value> {
     ///   - line: The line of the declaration, for the message. Leave the default.
     public init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current.anchor
+        self.anchor = InjectionScope.current?.anchor
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
     }
 
@@ -292,7 +292,7 @@ public struct Injected<Value> {
     /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
     public var wrappedValue: Value {
         get {
-            guard let anchor, InjectionScope.current.isGlobal, let scope = anchor.scope else {
+            guard let anchor, InjectionScope.current == nil, let scope = anchor.scope else {
                 return InjectedValues[keyPath]
             }
             return InjectionScope.$current.withValue(scope) { InjectedValues[keyPath] }
@@ -301,7 +301,7 @@ public struct Injected<Value> {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage())
             }
-            guard let anchor, InjectionScope.current.isGlobal, let scope = anchor.scope else {
+            guard let anchor, InjectionScope.current == nil, let scope = anchor.scope else {
                 InjectedValues[writable] = newValue
                 return
             }
@@ -432,14 +432,24 @@ final class InjectionScope: @unchecked Sendable {
     // `@exclusivity(unchecked)`: that lock already makes every access exclusive, so the runtime's per-access check
     // would only repeat it on the read path.
 
-    /// The innermost active scope of the current task; the global store when no scope is active.
-    @TaskLocal static var current: InjectionScope = InjectionStore.global
+    /// The innermost active scope of the current task, or `nil` when only the global store is active.
+    ///
+    /// `nil` rather than the global store itself, because reading a bound object retains it: on the common path,
+    /// with no scope, every read on every thread would then write to the global store's reference count.
+    @TaskLocal static var current: InjectionScope?
+
+    /// The innermost active scope, or the global store.
+    static var active: InjectionScope { current ?? InjectionStore.global }
 
     let parent: InjectionScope?
     let isGlobal: Bool
     /// What `@Injected` properties created in this scope hold; `nil` for the global store.
     let anchor: ScopeAnchor?
-    @exclusivity(unchecked) var overrides: [ObjectIdentifier: Slot] = [:]
+    /// Overridden values, each retained once, by hand.
+    ///
+    /// `Unmanaged`, so that reading one on the hot path touches no reference count that other threads' reads also
+    /// touch. `takeAll()` and `deinit` release them.
+    @exclusivity(unchecked) var overrides: [ObjectIdentifier: Unmanaged<Slot>] = [:]
     @exclusivity(unchecked) var cache: [ObjectIdentifier: CacheSlot] = [:]
 
     init(parent: InjectionScope?, isGlobal: Bool = false) {
@@ -447,6 +457,25 @@ final class InjectionScope: @unchecked Sendable {
         self.isGlobal = isGlobal
         self.anchor = isGlobal ? nil : ScopeAnchor()
         anchor?.scope = self
+    }
+
+    deinit {
+        takeAll().release()
+    }
+
+    /// Removes every override and cached value, and returns them to be released once the lock is given up.
+    func takeAll() -> DroppedValues {
+        var slots = Array(overrides.values)
+        var tickets: [BuildTicket] = []
+        for slot in cache.values {
+            switch slot {
+            case .ready(let value): slots.append(value)
+            case .building(let ticket): tickets.append(ticket)
+            }
+        }
+        overrides = [:]
+        cache = [:]
+        return DroppedValues(slots: slots, tickets: tickets)
     }
 
     /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the
@@ -458,7 +487,7 @@ final class InjectionScope: @unchecked Sendable {
 
     /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
     static func makeNested(fresh: Bool) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : current)
+        InjectionScope(parent: fresh ? nil : active)
     }
 }
 
@@ -509,8 +538,18 @@ final class Slot {
 enum CacheSlot {
     /// A thread is evaluating the key's `currentValue`; readers wait for it.
     case building(BuildTicket)
-    /// The value.
-    case ready(Slot)
+    /// The value, retained once by the cache, by hand.
+    case ready(Unmanaged<Slot>)
+}
+
+/// Values taken out of the store, to release once the lock is given up, since a value's `deinit` is user code.
+struct DroppedValues {
+    var slots: [Unmanaged<Slot>] = []
+    var tickets: [BuildTicket] = []
+
+    func release() {
+        for slot in slots { slot.release() }
+    }
 }
 
 /// The global store and the operations on every scope, all behind one lock.
@@ -527,11 +566,19 @@ enum InjectionStore {
         let id = ObjectIdentifier(key)
         let lifetime = K.lifetime
         let thread = ThreadState.current
-        var scope = InjectionScope.current
+        // Nothing here is retained: the innermost scope is kept alive by its task-local binding for the whole of this
+        // synchronous read, every scope keeps its parent alive, the global store lives forever, and the slots are
+        // `Unmanaged`. A retain here would make every read, on every thread, write to the same reference count.
+        unowned(unsafe) var scope: InjectionScope
+        if let current = InjectionScope.current {
+            scope = current
+        } else {
+            scope = InjectionStore.global
+        }
         thread.lockShared()
         while true {
-            if !scope.overrides.isEmpty, let box = scope.overrides[id] {
-                let value = box.value(as: K.Value.self)
+            if !scope.overrides.isEmpty, let slot = scope.overrides[id] {
+                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 thread.unlockShared()
                 return value
             }
@@ -543,8 +590,8 @@ enum InjectionStore {
             thread.unlockShared()
             return thread.evaluate(key)
         case .cached:
-            if case .ready(let box)? = scope.cache[id] {
-                let value = box.value(as: K.Value.self)
+            if case .ready(let slot)? = scope.cache[id] {
+                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 thread.unlockShared()
                 return value
             }
@@ -563,9 +610,10 @@ enum InjectionStore {
         lock.lockExclusive()
         while true {
             switch root.cache[id] {
-            case .ready(let box):
+            case .ready(let slot):
+                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 lock.unlockExclusive()
-                return box.value(as: K.Value.self)
+                return value
             case .building(let ticket):
                 if let cycle = thread.cycle(waitingFor: ticket) {
                     lock.unlockExclusive()
@@ -579,19 +627,18 @@ enum InjectionStore {
                 root.cache[id] = .building(ticket)
                 lock.unlockExclusive()
                 let value = build(key, in: root, on: thread)
-                let box = Slot(value)
+                let slot = Unmanaged.passRetained(Slot(value))
                 lock.lockExclusive()
-                let replaced: CacheSlot?
+                var stored = false
                 if case .building(let current) = root.cache[id], current === ticket {
-                    replaced = root.cache.updateValue(.ready(box), forKey: id)
-                } else {
-                    // A reset dropped the slot while the value was being built. The caller still gets the value it
-                    // asked for, but the cache stays as the reset left it.
-                    replaced = nil
+                    root.cache[id] = .ready(slot)
+                    stored = true
                 }
+                // Otherwise a reset dropped the slot while the value was being built. The caller still gets the value
+                // it asked for, but the cache stays as the reset left it.
                 lock.broadcast()
                 lock.unlockExclusive()
-                _ = replaced
+                if !stored { slot.release() }
                 return value
             }
         }
@@ -604,32 +651,29 @@ enum InjectionStore {
         in root: InjectionScope,
         on thread: ThreadState
     ) -> K.Value {
-        if InjectionScope.current === root {
+        if InjectionScope.active === root {
             return thread.evaluate(key)
         }
         return InjectionScope.$current.withValue(root) { thread.evaluate(key) }
     }
 
     static func override<K: InjectionKey>(_ key: K.Type, with value: K.Value) {
-        let box = Slot(value)
-        let scope = InjectionScope.current
+        let slot = Unmanaged.passRetained(Slot(value))
+        let scope = InjectionScope.active
         lock.lockExclusive()
-        let previous = scope.overrides.updateValue(box, forKey: ObjectIdentifier(key))
+        let previous = scope.overrides.updateValue(slot, forKey: ObjectIdentifier(key))
         lock.unlockExclusive()
         // The previous value is released here, outside the lock, because its deinit is user code.
-        _ = previous
+        previous?.release()
     }
 
     static func reset() {
-        let scope = InjectionScope.current
+        let scope = InjectionScope.active
         lock.lockExclusive()
-        let overrides = scope.overrides
-        let cache = scope.cache
-        scope.overrides = [:]
-        scope.cache = [:]
+        let dropped = scope.takeAll()
         lock.unlockExclusive()
         // The dropped values are released here, outside the lock, because their deinits are user code.
-        _ = (overrides, cache)
+        dropped.release()
     }
 }
 
