@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite on this machine and writes the results to Docs/Benchmarks.md and Docs/Benchmarks.svg.
+# Takes about six minutes. Ratios are computed between benchmarks of the same run, never against old numbers.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+swift package --allow-writing-to-package-directory benchmark --format jmh --path "$results" --no-progress
+python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg
+echo "Wrote Docs/Benchmarks.md and Docs/Benchmarks.svg"
