@@ -11,8 +11,8 @@ import statistics
 import subprocess
 import sys
 
-results_path, markdown_path, svg_path = sys.argv[1:4]
-entries = json.load(open(results_path))
+results_path, markdown_path, svg_path = (sys.argv[1:4] + [None, None, None])[:3]
+entries = json.load(open(results_path)) if results_path else []
 
 
 def name_of(entry):
@@ -140,26 +140,32 @@ lines += [
 open(markdown_path, "w").write("\n".join(lines))
 
 # A horizontal bar chart of the read costs, on a log scale so that both ends stay readable.
-import math
+def draw(bars, path, date):
+    import math
 
-bars = [(name, per_operation_ns(name)) for name in reads]
-width, left, row, top = 760, 300, 34, 40
-height = top + row * len(bars) + 40
-maximum = max(ns for _, ns in bars)
-scale = (width - left - 90) / math.log10(maximum * 1.2 / 10)
-colors = {ARTICLE: "#9e9e9e", DEPENDENCIES: "#d08770", SWINJECT: "#bf616a"}
-svg = [
-    f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="-apple-system, Helvetica, Arial, sans-serif" font-size="13">',
-    f'<rect width="{width}" height="{height}" fill="white"/>',
-    f'<text x="{left}" y="22" font-size="15" font-weight="bold">Cost of one read (ns, p50, log scale; shorter is faster)</text>',
-]
-for index, (name, ns) in enumerate(bars):
-    y = top + index * row
-    length = max(2, scale * math.log10(ns / 10))
-    color = colors.get(name, "#5e81ac")
-    svg.append(f'<text x="{left - 10}" y="{y + 18}" text-anchor="end">{name}</text>')
-    svg.append(f'<rect x="{left}" y="{y + 4}" width="{length:.1f}" height="20" fill="{color}"/>')
-    svg.append(f'<text x="{left + length + 6:.1f}" y="{y + 19}">{ns:,.0f} ns</text>')
-svg.append(f'<text x="{left}" y="{height - 12}" fill="#555">Measured {datetime.date.today().isoformat()}; see Benchmarks.md for the machine and the ratios.</text>')
-svg.append("</svg>")
-open(svg_path, "w").write("\n".join(svg) + "\n")
+    width, left, row, top = 900, 360, 34, 44
+    height = top + row * len(bars) + 44
+    maximum = max(ns for _, ns in bars)
+    scale = (width - left - 100) / math.log10(maximum * 1.2 / 10)
+    colors = {ARTICLE: "#9e9e9e", DEPENDENCIES: "#d08770", SWINJECT: "#bf616a"}
+    svg = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="-apple-system, Helvetica, Arial, sans-serif" font-size="13">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="20" y="24" font-size="15" font-weight="bold">'
+        "Cost of one read in nanoseconds (p50, log scale; shorter is faster)</text>",
+    ]
+    for index, (name, ns) in enumerate(bars):
+        y = top + index * row
+        length = max(2, scale * math.log10(ns / 10))
+        color = colors.get(name, "#5e81ac")
+        svg.append(f'<text x="{left - 10}" y="{y + 18}" text-anchor="end">{name}</text>')
+        svg.append(f'<rect x="{left}" y="{y + 4}" width="{length:.1f}" height="20" fill="{color}"/>')
+        svg.append(f'<text x="{left + length + 6:.1f}" y="{y + 19}">{ns:,.0f} ns</text>')
+    svg.append(f'<text x="20" y="{height - 14}" fill="#555">Measured {date}; machine and ratios in Benchmarks.md.</text>')
+    svg.append("</svg>")
+    open(path, "w").write("\n".join(svg) + "\n")
+
+
+if __name__ == "__main__" and len(sys.argv) == 4:
+    draw([(name, per_operation_ns(name)) for name in reads], svg_path, datetime.date.today().isoformat())

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
-results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+# The raw results stay in .build, so report.py can be rerun on them without measuring again.
+results=.build/benchmark-results
+mkdir -p "$results"
 swift package --allow-writing-to-package-directory benchmark --format jmh --path "$results" --no-progress
 python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg
 echo "Wrote Docs/Benchmarks.md and Docs/Benchmarks.svg"
