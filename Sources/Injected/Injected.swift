@@ -428,7 +428,7 @@ public func withInjectedValues<R>(
 /// parent; they are the roots, and they hold the cache of `.cached` values for every scope below them.
 final class InjectionScope: @unchecked Sendable {
     // `@unchecked Sendable`: `overrides` and `cache` are read only under a thread's shared hold of
-    // `InjectionStore.lock` and written only under its exclusive hold; `parent` and `isGlobal` are immutable.
+    // `InjectionStore.lock` and written only under its exclusive hold; `parent` and `anchor` are immutable.
     // `@exclusivity(unchecked)`: that lock already makes every access exclusive, so the runtime's per-access check
     // would only repeat it on the read path.
 
@@ -442,7 +442,6 @@ final class InjectionScope: @unchecked Sendable {
     static var active: InjectionScope { current ?? InjectionStore.global }
 
     let parent: InjectionScope?
-    let isGlobal: Bool
     /// What `@Injected` properties created in this scope hold; `nil` for the global store.
     let anchor: ScopeAnchor?
     /// Overridden values, each retained once, by hand.
@@ -454,35 +453,28 @@ final class InjectionScope: @unchecked Sendable {
 
     init(parent: InjectionScope?, isGlobal: Bool = false) {
         self.parent = parent
-        self.isGlobal = isGlobal
         self.anchor = isGlobal ? nil : ScopeAnchor()
-        anchor?.scope = self
+        anchor?.storedScope = self
     }
 
     deinit {
-        takeAll().release()
+        for slot in takeAll() { slot.release() }
     }
 
-    /// Removes every override and cached value, and returns them to be released once the lock is given up.
-    func takeAll() -> DroppedValues {
+    /// Removes every override and cached value, and returns their slots, to be released once the lock is given up
+    /// because a value's `deinit` is user code.
+    func takeAll() -> [Unmanaged<Slot>] {
         var slots = Array(overrides.values)
-        var tickets: [BuildTicket] = []
-        for slot in cache.values {
-            switch slot {
-            case .ready(let value): slots.append(value)
-            case .building(let ticket): tickets.append(ticket)
-            }
-        }
+        for case .ready(let slot) in cache.values { slots.append(slot) }
         overrides = [:]
         cache = [:]
-        return DroppedValues(slots: slots, tickets: tickets)
+        return slots
     }
 
     /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the
     /// link between the scope and its anchor is broken, so neither keeps the other alive.
     func end() {
-        guard let anchor else { return }
-        InjectionStore.lock.withRegistry { anchor.scope = nil }
+        _ = anchor?.clear()
     }
 
     /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
@@ -503,8 +495,15 @@ final class ScopeAnchor: @unchecked Sendable {
 
     /// The scope, while its operation runs.
     var scope: InjectionScope? {
-        get { InjectionStore.lock.withRegistry { storedScope } }
-        set { storedScope = newValue }
+        InjectionStore.lock.withRegistry { storedScope }
+    }
+
+    /// Forgets the scope, and returns it so that the caller releases it outside the lock.
+    func clear() -> InjectionScope? {
+        InjectionStore.lock.withRegistry {
+            defer { storedScope = nil }
+            return storedScope
+        }
     }
 }
 
@@ -540,16 +539,6 @@ enum CacheSlot {
     case building(BuildTicket)
     /// The value, retained once by the cache, by hand.
     case ready(Unmanaged<Slot>)
-}
-
-/// Values taken out of the store, to release once the lock is given up, since a value's `deinit` is user code.
-struct DroppedValues {
-    var slots: [Unmanaged<Slot>] = []
-    var tickets: [BuildTicket] = []
-
-    func release() {
-        for slot in slots { slot.release() }
-    }
 }
 
 /// The global store and the operations on every scope, all behind one lock.
@@ -673,7 +662,7 @@ enum InjectionStore {
         let dropped = scope.takeAll()
         lock.unlockExclusive()
         // The dropped values are released here, outside the lock, because their deinits are user code.
-        dropped.release()
+        for slot in dropped { slot.release() }
     }
 }
 
