@@ -8,6 +8,9 @@ import Swinject
 // Every read benchmark reads the same kind of dependency: a small struct behind a protocol, so the cost measured is
 // the container's, not the value's reference counting.
 
+/// How many interleaved rounds the compared benchmarks run.
+let rounds = 3
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal],
@@ -19,74 +22,79 @@ let benchmarks: @Sendable () -> Void = {
     )
 
     // MARK: Reads, side by side
+    //
+    // This machine's speed drifts over seconds, so benchmarks that are compared run in interleaved rounds (article,
+    // Injected, …, article, Injected, …), and the report takes each ratio within a round, then the median of those.
 
-    Benchmark("Article pattern: @Injected read") { benchmark in
-        let controller = ArticleController()
-        for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-    }
+    for round in 1...rounds {
+        Benchmark("Article pattern: @Injected read #\(round)") { benchmark in
+            let controller = ArticleController()
+            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
+        }
 
-    Benchmark("Injected: @Injected read, nothing overridden") { benchmark in
-        let controller = InjectedController()
-        for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-    }
-
-    Benchmark("Injected: @Injected read, global override") { benchmark in
-        InjectedValues[\.provider] = Provider(id: 2)
-        let controller = InjectedController()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-        benchmark.stopMeasurement()
-        InjectedValues.reset()
-    }
-
-    Benchmark("Injected: @Injected read, inside one scope") { benchmark in
-        withInjectedValues {
-            $0.provider = Provider(id: 3)
-        } operation: {
+        Benchmark("Injected: @Injected read, nothing overridden #\(round)") { benchmark in
             let controller = InjectedController()
             for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
         }
-    }
 
-    Benchmark("swift-dependencies: @Dependency read") { benchmark in
-        let controller = DependenciesController()
-        for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-    }
+        Benchmark("Injected: @Injected read, global override #\(round)") { benchmark in
+            InjectedValues[\.provider] = Provider(id: 2)
+            let controller = InjectedController()
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
+            benchmark.stopMeasurement()
+            InjectedValues.reset()
+        }
 
-    Benchmark("Swinject: resolve") { benchmark in
-        let container = Container()
-        container.register((any Providing).self) { _ in Provider(id: 4) }
-        for _ in benchmark.scaledIterations { blackHole(container.resolve((any Providing).self)!.id) }
-    }
+        Benchmark("Injected: @Injected read, inside one scope #\(round)") { benchmark in
+            withInjectedValues {
+                $0.provider = Provider(id: 3)
+            } operation: {
+                let controller = InjectedController()
+                for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
+            }
+        }
 
-    // MARK: Scaling
+        Benchmark("swift-dependencies: @Dependency read #\(round)") { benchmark in
+            let controller = DependenciesController()
+            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
+        }
 
-    // Each iteration reads 1M times on each thread; two threads should finish in about the time one takes.
-    // The article's pattern, which takes no lock at all, shows what this machine allows.
-    let threadConfiguration = Benchmark.Configuration(scalingFactor: .one, maxIterations: 10)
-    for threads in [1, 2] {
-        let name = "\(threads) thread\(threads == 1 ? "" : "s") × 1M reads"
-        Benchmark("Injected: \(name)", configuration: threadConfiguration) { benchmark in
-            for _ in benchmark.scaledIterations {
-                onThreads(threads) {
-                    let controller = InjectedController()
-                    var sum = 0
-                    for _ in 0..<1_000_000 { sum &+= controller.provider.id }
-                    blackHole(sum)
+        Benchmark("Swinject: resolve #\(round)") { benchmark in
+            let container = Container()
+            container.register((any Providing).self) { _ in Provider(id: 4) }
+            for _ in benchmark.scaledIterations { blackHole(container.resolve((any Providing).self)!.id) }
+        }
+
+        // Each iteration reads 1M times on each thread; two threads should finish in about the time one takes.
+        // The article's pattern, which takes no lock at all, shows what this machine allows.
+        let threadConfiguration = Benchmark.Configuration(scalingFactor: .one, maxIterations: 10)
+        for threads in [1, 2] {
+            let name = "\(threads) thread\(threads == 1 ? "" : "s") × 1M reads #\(round)"
+            Benchmark("Injected: \(name)", configuration: threadConfiguration) { benchmark in
+                for _ in benchmark.scaledIterations {
+                    onThreads(threads) {
+                        let controller = InjectedController()
+                        var sum = 0
+                        for _ in 0..<1_000_000 { sum &+= controller.provider.id }
+                        blackHole(sum)
+                    }
+                }
+            }
+            Benchmark("Article pattern: \(name)", configuration: threadConfiguration) { benchmark in
+                for _ in benchmark.scaledIterations {
+                    onThreads(threads) {
+                        let controller = ArticleController()
+                        var sum = 0
+                        for _ in 0..<1_000_000 { sum &+= controller.provider.id }
+                        blackHole(sum)
+                    }
                 }
             }
         }
-        Benchmark("Article pattern: \(name)", configuration: threadConfiguration) { benchmark in
-            for _ in benchmark.scaledIterations {
-                onThreads(threads) {
-                    let controller = ArticleController()
-                    var sum = 0
-                    for _ in 0..<1_000_000 { sum &+= controller.provider.id }
-                    blackHole(sum)
-                }
-            }
-        }
     }
+
+    // MARK: Scaling in the number of keys, and other operations
 
     for keys in [10, 10_000] {
         Benchmark("Injected: read with \(keys) keys overridden") { benchmark in
@@ -98,8 +106,6 @@ let benchmarks: @Sendable () -> Void = {
             InjectedValues.reset()
         }
     }
-
-    // MARK: Other operations
 
     for overrides in [1, 10] {
         Benchmark("Injected: enter and leave a scope with \(overrides) override\(overrides == 1 ? "" : "s")") {
