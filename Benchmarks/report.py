@@ -1,6 +1,8 @@
 """Turns the benchmark suite's JMH export into Docs/Benchmarks.md and an SVG chart.
 
-usage: report.py RESULTS.jmh.json OUT.md OUT.svg
+usage: report.py RESULTS.jmh.json OUT.md OUT.svg [INSTRUCTIONS.md]
+
+INSTRUCTIONS.md is the table instructions.sh prints, included as it is.
 """
 
 import datetime
@@ -11,7 +13,7 @@ import statistics
 import subprocess
 import sys
 
-results_path, markdown_path, svg_path = (sys.argv[1:4] + [None, None, None])[:3]
+results_path, markdown_path, svg_path, instructions_path = (sys.argv[1:5] + [None, None, None, None])[:4]
 entries = json.load(open(results_path)) if results_path else []
 
 
@@ -132,6 +134,17 @@ for label, values, target, check in targets:
 lines.append(
     f"| Heap allocations per Injected read | {allocations:.3f} | – | 0 | {'yes' if allocations < 0.01 else '**no**'} |"
 )
+if instructions_path:
+    lines += [
+        "",
+        "## Instruction counts",
+        "",
+        "Wall time here depends on load and on code layout: the same benchmark is fast in one build and slow in",
+        "another. Instructions per read, counted with callgrind by `bash Benchmarks/instructions.sh`, depend on",
+        "neither, so these ratios repeat exactly; they are the stable measure of what a read costs.",
+        "",
+        open(instructions_path).read().strip(),
+    ]
 lines += [
     "",
     "## Every benchmark",
@@ -193,5 +206,5 @@ def draw(bars, path, date):
     open(path, "w").write("\n".join(svg) + "\n")
 
 
-if __name__ == "__main__" and len(sys.argv) == 4:
+if __name__ == "__main__" and len(sys.argv) >= 4:
     draw([(name, per_operation_ns(name)) for name in reads], svg_path, datetime.date.today().isoformat())

@@ -8,5 +8,10 @@ if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 results=.build/benchmark-results
 mkdir -p "$results"
 swift package --allow-writing-to-package-directory benchmark --format jmh --path "$results" --no-progress
-python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg
+instructions=""
+if command -v valgrind >/dev/null; then
+    bash instructions.sh > "$results/instructions.md"
+    instructions="$results/instructions.md"
+fi
+python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg $instructions
 echo "Wrote Docs/Benchmarks.md and Docs/Benchmarks.svg"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Counts the instructions one read executes, with callgrind, for the article's pattern and for Injected. Unlike wall
+# time on a shared machine, the counts do not depend on load or on code layout, so their ratios repeat exactly.
+# Each side is its own module built with -O, as in an app. Prints a Markdown table; needs valgrind.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
+work=.build/instructions
+mkdir -p "$work"
+swiftc -O -wmo -parse-as-library -module-name Injected -emit-module -emit-library \
+    -o "$work/libInjected.so" -emit-module-path "$work/Injected.swiftmodule" ../Sources/Injected/Injected.swift
+swiftc -O -wmo -swift-version 5 -parse-as-library -module-name ArticleBaseline -emit-module -emit-library \
+    -o "$work/libArticleBaseline.so" -emit-module-path "$work/ArticleBaseline.swiftmodule" \
+    Sources/ArticleBaseline/ArticleBaseline.swift
+swiftc -O -I "$work" -L "$work" -lInjected -lArticleBaseline -Xlinker -rpath -Xlinker "$PWD/$work" \
+    Instructions/Client.swift -o "$work/client"
+
+# Instructions for 11,000 reads minus those for 1,000, over 10,000: start-up cancels out.
+per_read() {
+    local small large
+    small=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$work/client" "$1" 1000 2>&1 \
+        | awk '/Collected/ { print $4 }')
+    large=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$work/client" "$1" 11000 2>&1 \
+        | awk '/Collected/ { print $4 }')
+    echo $(((large - small) / 10000))
+}
+
+article=$(per_read article)
+echo "| Read | Instructions | Ratio to the article's pattern |"
+echo "|---|---|---|"
+echo "| Article pattern: @Injected read | $article | 1.00× |"
+for mode in nothing-overridden global-override inside-one-scope; do
+    count=$(per_read "$mode")
+    echo "| Injected: @Injected read, ${mode//-/ } | $count | $(awk "BEGIN { printf \"%.2f\", $count / $article }")× |"
+done
