@@ -15,6 +15,9 @@ graphs=$(dirname "$(find .build -path '*symbolgraph/Injected.symbols.json' | hea
 cp "$graphs"/Injected.symbols.json "$work/graphs/Injected/"
 cp "$graphs"/InjectedTesting.symbols.json "$graphs"/InjectedTesting@*.symbols.json "$work/graphs/InjectedTesting/"
 
+echo "== Parameter documentation"
+python3 Docs/Snippets/check_parameters.py "$work/graphs/Injected" "$work/graphs/InjectedTesting"
+
 for module in Injected InjectedTesting; do
     echo "== docc convert $module"
     docc convert "Docs/$module.docc" \
