@@ -292,8 +292,12 @@ public struct Injected<Value> {
     /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
     public var wrappedValue: Value {
         get {
-            guard let scope = rememberedScope else { return InjectedValues[keyPath] }
-            return InjectionScope.$current.withValue(scope) { InjectedValues[keyPath] }
+            guard anchor != nil else { return InjectedValues[keyPath] }
+            // Rather than look up the current scope here and again in the store, the property lends its anchor to
+            // the reads its key path makes, and the store uses it only where no scope is active.
+            return ThreadState.current._withUnsafeGuaranteedRef { thread in
+                thread.remembering(anchor.map(Unmanaged.passUnretained)) { InjectedValues[keyPath] }
+            }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -436,10 +440,8 @@ public func withInjectedValues<R>(
 /// A scope's `parent` is the scope that was active when it was opened. The global store and fresh scopes have no
 /// parent; they are the roots, and they hold the cache of `.cached` values for every scope below them.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: `overrides` and `cache` are read only under a thread's shared hold of
-    // `InjectionStore.lock` and written only under its exclusive hold; `parent` and `anchor` are immutable.
-    // `@exclusivity(unchecked)`: that lock already makes every access exclusive, so the runtime's per-access check
-    // would only repeat it on the read path.
+    // `@unchecked Sendable`: the dictionaries behind `overrides` and `cache` are read only under a thread's shared
+    // hold of `InjectionStore.lock` and written only under its exclusive hold; every stored property is immutable.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
     ///
@@ -457,26 +459,38 @@ final class InjectionScope: @unchecked Sendable {
     ///
     /// `Unmanaged`, so that reading one on the hot path touches no reference count that other threads' reads also
     /// touch. `takeAll()` and `deinit` release them.
-    @exclusivity(unchecked) var overrides: [ObjectIdentifier: Unmanaged<Slot>] = [:]
-    @exclusivity(unchecked) var cache: [ObjectIdentifier: CacheSlot] = [:]
+    ///
+    /// The dictionary lives behind a pointer, allocated with the scope, for the same reason: a dictionary stored in
+    /// a class property is copied out to be read, which retains its storage, while `pointee` lends it in place.
+    let overrides: UnsafeMutablePointer<[ObjectIdentifier: Unmanaged<Slot>]>
+    /// Values of `.cached` keys built in this root, behind a pointer like `overrides`.
+    let cache: UnsafeMutablePointer<[ObjectIdentifier: CacheSlot]>
 
     init(parent: InjectionScope?, isGlobal: Bool = false) {
         self.parent = parent
         self.anchor = isGlobal ? nil : ScopeAnchor()
+        overrides = .allocate(capacity: 1)
+        overrides.initialize(to: [:])
+        cache = .allocate(capacity: 1)
+        cache.initialize(to: [:])
         anchor?.storedScope = self
     }
 
     deinit {
         for slot in takeAll() { slot.release() }
+        overrides.deinitialize(count: 1)
+        overrides.deallocate()
+        cache.deinitialize(count: 1)
+        cache.deallocate()
     }
 
     /// Removes every override and cached value, and returns their slots, to be released once the lock is given up
     /// because a value's `deinit` is user code.
     func takeAll() -> [Unmanaged<Slot>] {
-        var slots = Array(overrides.values)
-        for case .ready(let slot) in cache.values { slots.append(slot) }
-        overrides = [:]
-        cache = [:]
+        var slots = Array(overrides.pointee.values)
+        for case .ready(let slot) in cache.pointee.values { slots.append(slot) }
+        overrides.pointee = [:]
+        cache.pointee = [:]
         return slots
     }
 
@@ -561,21 +575,26 @@ enum InjectionStore {
     static let global = InjectionScope(parent: nil, isGlobal: true)
 
     static func value<K: InjectionKey>(for key: K.Type) -> K.Value {
+        ThreadState.current._withUnsafeGuaranteedRef { value(for: key, on: $0) }
+    }
+
+    private static func value<K: InjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
         let id = ObjectIdentifier(key)
         let lifetime = K.lifetime
-        let thread = ThreadState.current
         // Nothing here is retained: the innermost scope is kept alive by its task-local binding for the whole of this
         // synchronous read, every scope keeps its parent alive, the global store lives forever, and the slots are
         // `Unmanaged`. A retain here would make every read, on every thread, write to the same reference count.
         unowned(unsafe) var scope: InjectionScope
         if let current = InjectionScope.current {
             scope = current
+        } else if let anchor = thread.rememberedAnchor {
+            return value(for: key, rememberedBy: anchor, on: thread)
         } else {
             scope = InjectionStore.global
         }
         thread.lockShared()
         while true {
-            if !scope.overrides.isEmpty, let slot = scope.overrides[id] {
+            if !scope.overrides.pointee.isEmpty, let slot = scope.overrides.pointee[id] {
                 let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 thread.unlockShared()
                 return value
@@ -588,13 +607,31 @@ enum InjectionStore {
             thread.unlockShared()
             return thread.evaluate(key)
         case .cached:
-            if case .ready(let slot)? = scope.cache[id] {
+            if case .ready(let slot)? = scope.cache.pointee[id] {
                 let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 thread.unlockShared()
                 return value
             }
             thread.unlockShared()
             return cachedValue(for: key, in: scope, on: thread)
+        }
+    }
+
+    /// Reads a key for an `@Injected` property that was created in a scope and is read from outside any scope: while
+    /// that scope's operation runs, the read resolves there, as if it ran inside it.
+    ///
+    /// The anchor is forgotten for the read: when the scope is still running, its task-local binding takes the
+    /// anchor's place for everything the read evaluates; when it has ended, the read resolves as if no property had
+    /// lent an anchor. Kept out of line, so that the common path stays small.
+    @inline(never)
+    private static func value<K: InjectionKey>(
+        for key: K.Type,
+        rememberedBy anchor: Unmanaged<ScopeAnchor>,
+        on thread: ThreadState
+    ) -> K.Value {
+        thread.remembering(nil) {
+            guard let remembered = anchor.takeUnretainedValue().scope else { return value(for: key, on: thread) }
+            return InjectionScope.$current.withValue(remembered) { value(for: key, on: thread) }
         }
     }
 
@@ -607,7 +644,7 @@ enum InjectionStore {
         let id = ObjectIdentifier(key)
         lock.lockExclusive()
         while true {
-            switch root.cache[id] {
+            switch root.cache.pointee[id] {
             case .ready(let slot):
                 let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
                 lock.unlockExclusive()
@@ -622,14 +659,14 @@ enum InjectionStore {
                 thread.endWaiting()
             case nil:
                 let ticket = BuildTicket(key: key, builder: thread)
-                root.cache[id] = .building(ticket)
+                root.cache.pointee[id] = .building(ticket)
                 lock.unlockExclusive()
                 let value = build(key, in: root, on: thread)
                 let slot = Unmanaged.passRetained(Slot(value))
                 lock.lockExclusive()
                 var stored = false
-                if case .building(let current) = root.cache[id], current === ticket {
-                    root.cache[id] = .ready(slot)
+                if case .building(let current) = root.cache.pointee[id], current === ticket {
+                    root.cache.pointee[id] = .ready(slot)
                     stored = true
                 }
                 // Otherwise a reset dropped the slot while the value was being built. The caller still gets the value
@@ -659,7 +696,7 @@ enum InjectionStore {
         let slot = Unmanaged.passRetained(Slot(value))
         let scope = InjectionScope.active
         lock.lockExclusive()
-        let previous = scope.overrides.updateValue(slot, forKey: ObjectIdentifier(key))
+        let previous = scope.overrides.pointee.updateValue(slot, forKey: ObjectIdentifier(key))
         lock.unlockExclusive()
         // The previous value is released here, outside the lock, because its deinit is user code.
         previous?.release()
@@ -684,21 +721,30 @@ enum InjectionStore {
 /// that appears twice in `keys` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable`: `keys`, `depth` and `capacity` are touched only by the thread that owns this state (it
-    // is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of the lock; `mutex` is
-    // a pthread mutex, made to be shared.
+    // `@unchecked Sendable`: `keys`, `depth`, `capacity` and `rememberedAnchor` are touched only by the thread that
+    // owns this state (it is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of
+    // the lock; `mutex` is a pthread mutex, made to be shared.
     // `@exclusivity(unchecked)`: each of those rules already makes every access exclusive.
 
     /// This thread's share of `InjectionStore.lock`: taken alone to read, taken by writers with every other one.
+    ///
+    /// Each thread's mutex has a block of `mutexBlockSize` bytes to itself, so that two threads locking their own
+    /// mutexes never write to the same cache line, nor to a pair of lines the processor fetches together.
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private static let mutexBlockSize = max(128, MemoryLayout<pthread_mutex_t>.stride)
     @exclusivity(unchecked) private var keys: UnsafeMutablePointer<Any.Type>
     @exclusivity(unchecked) private var depth = 0
     @exclusivity(unchecked) private var capacity = 16
     @exclusivity(unchecked) private var waitingFor: BuildTicket?
     @exclusivity(unchecked) private var waitingKeys: [Any.Type] = []
+    /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a scope.
+    ///
+    /// Unretained: it is set only for the duration of that read, during which the property holds the anchor.
+    @exclusivity(unchecked) private(set) var rememberedAnchor: Unmanaged<ScopeAnchor>?
 
     private init() {
-        mutex = .allocate(capacity: 1)
+        mutex = UnsafeMutableRawPointer.allocate(byteCount: Self.mutexBlockSize, alignment: 128)
+            .bindMemory(to: pthread_mutex_t.self, capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
@@ -707,20 +753,32 @@ final class ThreadState: @unchecked Sendable {
 
     deinit {
         pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
         keys.deallocate()
     }
 
     /// This thread's state, created and registered with the lock on first use, and unregistered when the thread
     /// exits.
-    static var current: ThreadState {
+    ///
+    /// Unretained: the thread-specific slot holds a strong reference until the thread exits, so the state outlives
+    /// anything the thread does with it, and a retain would cost every read an atomic write.
+    static var current: Unmanaged<ThreadState> {
         if let pointer = pthread_getspecific(threadKey) {
-            return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
+            return Unmanaged<ThreadState>.fromOpaque(pointer)
         }
-        let state = ThreadState()
-        InjectionStore.lock.register(state)
-        pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
+        let state = Unmanaged.passRetained(ThreadState())
+        InjectionStore.lock.register(state.takeUnretainedValue())
+        pthread_setspecific(threadKey, state.toOpaque())
         return state
+    }
+
+    /// Runs `body` with `anchor` as the remembered anchor, then restores the one before.
+    @inline(__always)
+    func remembering<T>(_ anchor: Unmanaged<ScopeAnchor>?, _ body: () -> T) -> T {
+        let outer = rememberedAnchor
+        rememberedAnchor = anchor
+        defer { rememberedAnchor = outer }
+        return body()
     }
 
     func lockShared() {

@@ -184,6 +184,36 @@ struct ScopeTests {
         }
     }
 
+    @Test("a wrapper made in a scope, read from a detached task, evaluates defaults and derived paths in that scope")
+    func capturedScopeReachesDefaults() async {
+        await inFreshScope {
+            await withInjectedValues {
+                $0.first = "captured"
+                $0.second = "too"
+            } operation: {
+                let echo = Injected(\.echoOfFirst)
+                let both = Injected(\.firstAndSecond)
+                let reads = await Task.detached { (echo.wrappedValue, both.wrappedValue) }.value
+                #expect(reads.0 == "echo of captured")
+                #expect(reads.1 == "captured and too")
+            }
+        }
+    }
+
+    @Test("a cached default read through a remembered scope is built in its root, not in the remembered scope")
+    func capturedScopeBuildsCachedInRoot() async {
+        await inFreshScope {
+            await withInjectedValues {
+                $0.first = "nested override"
+            } operation: {
+                let cached = Injected(\.cachedEchoOfFirst)
+                let read = await Task.detached { cached.wrappedValue }.value
+                #expect(read == "echo of default")
+                #expect(InjectedValues[\.cachedEchoOfFirst] == "echo of default")
+            }
+        }
+    }
+
     @Test("inside another scope, the active scope wins over the remembered one")
     func activeScopeWins() {
         inFreshScope {
@@ -250,6 +280,17 @@ private enum ThirdKey: InjectionKey {
     static let currentValue = "default"
 }
 
+/// A default that reads another key, evaluated on every read.
+private enum EchoOfFirstKey: InjectionKey {
+    static var currentValue: String { "echo of \(InjectedValues[\.first])" }
+}
+
+/// A default that reads another key, built once per root.
+private enum CachedEchoOfFirstKey: InjectionKey {
+    static var currentValue: String { "echo of \(InjectedValues[\.first])" }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 extension InjectedValues {
     fileprivate var first: String {
         get { Self[FirstKey.self] }
@@ -265,4 +306,17 @@ extension InjectedValues {
         get { Self[ThirdKey.self] }
         set { Self[ThirdKey.self] = newValue }
     }
+
+    fileprivate var echoOfFirst: String {
+        get { Self[EchoOfFirstKey.self] }
+        set { Self[EchoOfFirstKey.self] = newValue }
+    }
+
+    fileprivate var cachedEchoOfFirst: String {
+        get { Self[CachedEchoOfFirstKey.self] }
+        set { Self[CachedEchoOfFirstKey.self] = newValue }
+    }
+
+    /// A read-only path derived from two keys.
+    fileprivate var firstAndSecond: String { "\(first) and \(second)" }
 }
