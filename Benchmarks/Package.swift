@@ -18,10 +18,16 @@ let package = Package(
             name: "ArticleBaseline",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // Up to 10,000 distinct keys, shared with Instructions/Client.swift.
+        .target(
+            name: "ManyKeys",
+            dependencies: [.product(name: "Injected", package: "Injected")]
+        ),
         .executableTarget(
             name: "InjectedBenchmarks",
             dependencies: [
                 "ArticleBaseline",
+                "ManyKeys",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Injected", package: "Injected"),
                 .product(name: "Swinject", package: "Swinject"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and writes the results to Docs/Benchmarks.md and Docs/Benchmarks.svg.
-# Takes about six minutes. Ratios are computed between benchmarks of the same run, never against old numbers.
+# Takes about five minutes after the first build. Every ratio comes from benchmarks of this run, never old numbers.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi

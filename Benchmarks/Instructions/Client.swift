@@ -1,6 +1,7 @@
 // Reads one dependency in a loop, for instructions.sh to count under callgrind. Arguments: the mode and the count.
 import ArticleBaseline
 import Injected
+import ManyKeys
 
 protocol Providing: Sendable {
     var id: Int { get }
@@ -54,6 +55,13 @@ func readArticle(_ controller: ArticleController, _ count: Int) -> Int {
     return sum
 }
 
+@inline(never)
+func readIndexed<Key: IndexedInjectionKey>(_ key: Key.Type, _ count: Int) -> Int {
+    var sum = 0
+    for _ in 0..<count { sum &+= InjectedValues[key] }
+    return sum
+}
+
 let count = Int(CommandLine.arguments[2])!
 switch CommandLine.arguments[1] {
 case "article":
@@ -63,6 +71,10 @@ case "nothing-overridden":
 case "global-override":
     InjectedValues[\.provider] = Provider(id: 2)
     print(readInjected(InjectedController(), count))
+case "10-keys", "10000-keys":
+    let keys = Int(CommandLine.arguments[1].prefix { $0.isNumber })!
+    overrideIndexedKeys(count: keys)
+    print(readIndexed(indexedKey(keys / 2), count))
 default:
     withInjectedValues {
         $0.provider = Provider(id: 3)

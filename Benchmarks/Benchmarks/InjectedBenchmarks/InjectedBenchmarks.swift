@@ -3,13 +3,18 @@ import Benchmark
 import Dependencies
 import Foundation
 import Injected
+import ManyKeys
 import Swinject
 
 // Every read benchmark reads the same kind of dependency: a small struct behind a protocol, so the cost measured is
 // the container's, not the value's reference counting.
-
-/// How many interleaved rounds the compared benchmarks run.
-let rounds = 3
+//
+// Two kinds of benchmark run here. The first kind times each read on its own, for the table of absolute costs. The
+// second kind compares two reads in pairs of batches, for the ratios: this machine is a virtual machine whose speed
+// changes in steps, often by nearly 2×, while a process runs (other guests share its physical cores), so two
+// benchmarks timed a second apart can see different machines. A paired benchmark times a batch of one read and then
+// a batch of the other, about a tenth of a millisecond each, in both orders, and records each pair's ratio; the
+// median ratio holds whichever speed the machine had at the time.
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -21,102 +26,107 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 2_000
     )
 
-    // MARK: Reads, side by side
-    //
-    // This machine's speed drifts over seconds, so benchmarks that are compared run in interleaved rounds (article,
-    // Injected, …, article, Injected, …), and the report takes each ratio within a round, then the median of those.
+    // MARK: Reads, each on its own
 
-    for round in 1...rounds {
-        Benchmark("Article pattern: @Injected read #\(round)") { benchmark in
-            let controller = ArticleController()
-            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-        }
-
-        Benchmark("Injected: @Injected read, nothing overridden #\(round)") { benchmark in
-            let controller = InjectedController()
-            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-        }
-
-        Benchmark("Injected: @Injected read, global override #\(round)") { benchmark in
-            InjectedValues[\.provider] = Provider(id: 2)
-            let controller = InjectedController()
+    Benchmark("Article pattern: @Injected read") { articleReads($0.scaledIterations.count) }
+    Benchmark("Injected: @Injected read, nothing overridden") { injectedReads($0.scaledIterations.count) }
+    Benchmark("Injected: @Injected read, global override") { benchmark in
+        InjectedValues[\.provider] = Provider(id: 2)
+        benchmark.startMeasurement()
+        injectedReads(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+        InjectedValues.reset()
+    }
+    Benchmark("Injected: @Injected read, inside one scope") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 3)
+        } operation: {
             benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
+            injectedReads(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
-            InjectedValues.reset()
-        }
-
-        Benchmark("Injected: @Injected read, inside one scope #\(round)") { benchmark in
-            withInjectedValues {
-                $0.provider = Provider(id: 3)
-            } operation: {
-                let controller = InjectedController()
-                for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-            }
-        }
-
-        Benchmark("swift-dependencies: @Dependency read #\(round)") { benchmark in
-            let controller = DependenciesController()
-            for _ in benchmark.scaledIterations { blackHole(controller.provider.id) }
-        }
-
-        Benchmark("Swinject: resolve #\(round)") { benchmark in
-            let container = Container()
-            container.register((any Providing).self) { _ in Provider(id: 4) }
-            for _ in benchmark.scaledIterations { blackHole(container.resolve((any Providing).self)!.id) }
-        }
-
-        // Each iteration reads 1M times on each thread; two threads should finish in about the time one takes.
-        // The article's pattern, which takes no lock at all, shows what this machine allows.
-        let threadConfiguration = Benchmark.Configuration(scalingFactor: .one, maxIterations: 10)
-        for threads in [1, 2] {
-            let name = "\(threads) thread\(threads == 1 ? "" : "s") × 1M reads #\(round)"
-            Benchmark("Injected: \(name)", configuration: threadConfiguration) { benchmark in
-                for _ in benchmark.scaledIterations {
-                    onThreads(threads) {
-                        let controller = InjectedController()
-                        var sum = 0
-                        for _ in 0..<1_000_000 { sum &+= controller.provider.id }
-                        blackHole(sum)
-                    }
-                }
-            }
-            Benchmark("Article pattern: \(name)", configuration: threadConfiguration) { benchmark in
-                for _ in benchmark.scaledIterations {
-                    onThreads(threads) {
-                        let controller = ArticleController()
-                        var sum = 0
-                        for _ in 0..<1_000_000 { sum &+= controller.provider.id }
-                        blackHole(sum)
-                    }
-                }
-            }
         }
     }
-
-    // MARK: Scaling in the number of keys, and other operations
-
+    Benchmark("swift-dependencies: @Dependency read") { dependenciesReads($0.scaledIterations.count) }
+    let container = swinjectContainer()
+    Benchmark("Swinject: resolve") { swinjectReads(container, $0.scaledIterations.count) }
     for keys in [10, 10_000] {
         Benchmark("Injected: read with \(keys) keys overridden") { benchmark in
-            ManyKeys.override(count: keys)
-            let read = ManyKeys.reader(index: keys / 2)
+            overrideIndexedKeys(count: keys)
+            let key = indexedKey(keys / 2)
             benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations { blackHole(read()) }
+            indexedReads(key, benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
             InjectedValues.reset()
         }
     }
+
+    // MARK: Reads, compared in pairs
+
+    pairedBenchmark("Injected nothing overridden / article pattern", subject: injectedReads, reference: articleReads)
+    pairedBenchmark("Injected global override / article pattern") { benchmark in
+        InjectedValues[\.provider] = Provider(id: 2)
+        measurePairs(benchmark, subject: injectedReads, reference: articleReads)
+        InjectedValues.reset()
+    }
+    pairedBenchmark("Injected inside one scope / article pattern") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 3)
+        } operation: {
+            measurePairs(benchmark, subject: injectedReads, reference: articleReads)
+        }
+    }
+    pairedBenchmark("swift-dependencies / Injected", subject: dependenciesReads, reference: injectedReads)
+    pairedBenchmark("Swinject / Injected", subject: { swinjectReads(container, $0) }, reference: injectedReads)
+    // The store holds 10 or 10,000 keys, never both at once, so each is compared with the article's read, and the
+    // report divides the two ratios.
+    for keys in [10, 10_000] {
+        pairedBenchmark("Injected \(keys) keys overridden / article pattern") { benchmark in
+            overrideIndexedKeys(count: keys)
+            let key = indexedKey(keys / 2)
+            measurePairs(benchmark, subject: { indexedReads(key, $0) }, reference: articleReads)
+            InjectedValues.reset()
+        }
+    }
+    // Each pair times 100,000 reads on one thread and 100,000 on each of two threads at once, in both orders.
+    let threadReads: [(String, @Sendable (Int) -> Void)] = [
+        ("Injected", injectedReads), ("Article pattern", articleReads),
+    ]
+    for (name, reads) in threadReads {
+        Benchmark(
+            "Paired: \(name) two threads / one thread",
+            configuration: .init(metrics: [.throughput, scaling], scalingFactor: .one, maxDuration: .seconds(4))
+        ) { benchmark in
+            let clock = ContinuousClock()
+            for oneFirst in [true, false] {
+                var one = Duration.zero
+                var two = Duration.zero
+                if oneFirst {
+                    one = clock.measure { onThreads(1) { reads(100_000) } }
+                    two = clock.measure { onThreads(2) { reads(100_000) } }
+                } else {
+                    two = clock.measure { onThreads(2) { reads(100_000) } }
+                    one = clock.measure { onThreads(1) { reads(100_000) } }
+                }
+                benchmark.measurement(scaling, Int((one / two * 2_000).rounded()))
+            }
+        }
+    }
+
+    // MARK: Other operations
 
     for overrides in [1, 10] {
         Benchmark("Injected: enter and leave a scope with \(overrides) override\(overrides == 1 ? "" : "s")") {
             benchmark in
+            let keys = (0..<overrides).map(indexedKey)
+            benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 withInjectedValues {
-                    for index in 0..<overrides { ManyKeys.write(index: index, on: &$0) }
+                    for (index, key) in keys.enumerated() { overrideIndexedKey(key, with: index, in: &$0) }
                 } operation: {
                     blackHole(0)
                 }
             }
+            benchmark.stopMeasurement()
         }
     }
 
@@ -133,6 +143,93 @@ let benchmarks: @Sendable () -> Void = {
         for iteration in benchmark.scaledIterations { InjectedValues[\.provider] = Provider(id: iteration) }
         benchmark.stopMeasurement()
         InjectedValues.reset()
+    }
+}
+
+/// A batch of reads, as many as the argument says.
+///
+/// Each library's batch reads in its own loop, so one call per batch is all the overhead a benchmark adds, and it is
+/// the same for every library.
+typealias Batch = (Int) -> Void
+
+func articleReads(_ count: Int) {
+    let controller = ArticleController()
+    for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+func injectedReads(_ count: Int) {
+    let controller = InjectedController()
+    for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+func dependenciesReads(_ count: Int) {
+    let controller = DependenciesController()
+    for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+func swinjectContainer() -> Container {
+    let container = Container()
+    container.register((any Providing).self) { _ in Provider(id: 4) }
+    return container
+}
+
+func swinjectReads(_ container: Container, _ count: Int) {
+    for _ in 0..<count { blackHole(container.resolve((any Providing).self)!.id) }
+}
+
+/// Reads `key` `count` times.
+///
+/// The key arrives as an existential and is opened once, here, so each read passes its conformance to the store as a
+/// read of a key declared in source does.
+func indexedReads<Key: IndexedInjectionKey>(_ key: Key.Type, _ count: Int) {
+    for _ in 0..<count { blackHole(InjectedValues[key]) }
+}
+
+// MARK: - Pairs
+
+/// A pair's cost ratio, in thousandths: 1,000 means the two cost the same.
+let costRatio = BenchmarkMetric.custom("Cost ratio (thousandths)", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// Two threads' throughput over one thread's, in thousandths: 2,000 is perfect scaling.
+let scaling = BenchmarkMetric.custom("Scaling (thousandths)", polarity: .prefersLarger, useScalingFactor: false)
+
+/// Registers a benchmark that compares `subject` with `reference` in pairs of batches, with nothing to set up.
+func pairedBenchmark(_ name: String, subject: @escaping Batch, reference: @escaping Batch) {
+    pairedBenchmark(name) { measurePairs($0, subject: subject, reference: reference) }
+}
+
+/// Registers a benchmark named "Paired: `name`" whose body calls ``measurePairs(_:subject:reference:)`` once per
+/// iteration, after any setting up it needs.
+func pairedBenchmark(_ name: String, body: @escaping (Benchmark) -> Void) {
+    Benchmark(
+        "Paired: \(name)",
+        configuration: .init(
+            metrics: [.throughput, costRatio],
+            warmupIterations: 10,
+            scalingFactor: .one,
+            maxDuration: .seconds(2),
+            maxIterations: 1_000
+        ),
+        closure: body
+    )
+}
+
+/// Times a batch of 1,000 `subject` reads and a batch of 1,000 `reference` reads, in both orders, and records each
+/// pair's ratio of the subject's time to the reference's.
+func measurePairs(_ benchmark: Benchmark, subject: Batch, reference: Batch) {
+    let clock = ContinuousClock()
+    let batch = 1_000
+    for subjectFirst in [true, false] {
+        var subjectTime = Duration.zero
+        var referenceTime = Duration.zero
+        if subjectFirst {
+            subjectTime = clock.measure { subject(batch) }
+            referenceTime = clock.measure { reference(batch) }
+        } else {
+            referenceTime = clock.measure { reference(batch) }
+            subjectTime = clock.measure { subject(batch) }
+        }
+        benchmark.measurement(costRatio, Int((subjectTime / referenceTime * 1_000).rounded()))
     }
 }
 
@@ -218,98 +315,4 @@ extension DependencyValues {
 
 struct DependenciesController {
     @Dependency(\.provider) var provider
-}
-
-// MARK: - Many keys
-
-/// Up to 10,000 distinct keys, made at run time as nested generic types: `IndexedKey<Pair<Pair<D3, D1>, D4>>` and
-/// so on, four levels of ten digits each.
-enum ManyKeys {
-    enum D0 {}
-    enum D1 {}
-    enum D2 {}
-    enum D3 {}
-    enum D4 {}
-    enum D5 {}
-    enum D6 {}
-    enum D7 {}
-    enum D8 {}
-    enum D9 {}
-    enum Pair<Left, Right> {}
-
-    struct IndexedKey<Tag>: InjectionKey {
-        static var currentValue: Int { 0 }
-    }
-
-    static let digits: [Any.Type] = [
-        D0.self, D1.self, D2.self, D3.self, D4.self, D5.self, D6.self, D7.self, D8.self, D9.self,
-    ]
-
-    /// Overrides keys 0..<count in the global store.
-    static func override(count: Int) {
-        for index in 0..<count {
-            var visitor = GlobalWriter(value: index)
-            visit(index, &visitor)
-        }
-    }
-
-    /// Overrides key `index` in a scope's update closure.
-    static func write(index: Int, on values: inout InjectedValues) {
-        var visitor = ScopeWriter(values: values, value: index)
-        visit(index, &visitor)
-    }
-
-    /// A closure that reads key `index`, resolved once so the benchmark measures only the read.
-    static func reader(index: Int) -> @Sendable () -> Int {
-        var visitor = ReaderMaker()
-        visit(index, &visitor)
-        return visitor.reader!
-    }
-
-    /// Calls the visitor with the key type for `index`, built from its four decimal digits.
-    static func visit<Visitor: KeyVisitor>(_ index: Int, _ visitor: inout Visitor) {
-        let path = [index / 1_000 % 10, index / 100 % 10, index / 10 % 10, index % 10]
-        extend(ManyKeys.self, path: path[...], &visitor)
-    }
-
-    private static func extend<Prefix, Visitor: KeyVisitor>(
-        _ prefix: Prefix.Type,
-        path: ArraySlice<Int>,
-        _ visitor: inout Visitor
-    ) {
-        guard let digit = path.first else { return visitor.visit(IndexedKey<Prefix>.self) }
-        func step<Digit>(_ digit: Digit.Type) {
-            extend(Pair<Prefix, Digit>.self, path: path.dropFirst(), &visitor)
-        }
-        step(digits[digit])
-    }
-}
-
-protocol KeyVisitor {
-    mutating func visit<Tag>(_ key: ManyKeys.IndexedKey<Tag>.Type)
-}
-
-struct GlobalWriter: KeyVisitor {
-    let value: Int
-
-    func visit<Tag>(_ key: ManyKeys.IndexedKey<Tag>.Type) {
-        InjectedValues[key] = value
-    }
-}
-
-struct ScopeWriter: KeyVisitor {
-    let values: InjectedValues
-    let value: Int
-
-    func visit<Tag>(_ key: ManyKeys.IndexedKey<Tag>.Type) {
-        values[key] = value
-    }
-}
-
-struct ReaderMaker: KeyVisitor {
-    var reader: (@Sendable () -> Int)?
-
-    mutating func visit<Tag>(_ key: ManyKeys.IndexedKey<Tag>.Type) {
-        reader = { InjectedValues[key] }
-    }
 }
