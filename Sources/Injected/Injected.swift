@@ -721,40 +721,64 @@ enum InjectionStore {
 /// that appears twice in `keys` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable`: `keys`, `depth`, `capacity` and `rememberedAnchor` are touched only by the thread that
-    // owns this state (it is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of
-    // the lock; `mutex` is a pthread mutex, made to be shared.
+    // `@unchecked Sendable`: the fields behind `own`, other than the mutex, are touched only by the thread that owns
+    // this state (it is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of the
+    // lock; `mutex` is a pthread mutex, made to be shared.
     // `@exclusivity(unchecked)`: each of those rules already makes every access exclusive.
 
-    /// This thread's share of `InjectionStore.lock`: taken alone to read, taken by writers with every other one.
+    /// What a thread writes while it reads: its mutex, the keys it is evaluating, and the anchor it was lent.
     ///
-    /// Each thread's mutex has a block of `mutexBlockSize` bytes to itself, so that two threads locking their own
-    /// mutexes never write to the same cache line, nor to a pair of lines the processor fetches together.
+    /// They live in a block of their own, aligned to and padded to `blockSize` bytes, rather than in the object:
+    /// two threads' states allocated side by side would otherwise share a cache line, and every read on one thread
+    /// would evict it from the other's cache. The key stack gets blocks of that size for the same reason.
+    private struct OwnFields {
+        var mutex = pthread_mutex_t()
+        var keys: UnsafeMutablePointer<Any.Type>
+        var depth = 0
+        var capacity: Int
+        /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a
+        /// scope.
+        ///
+        /// Unretained: it is set only for the duration of that read, during which the property holds the anchor.
+        var rememberedAnchor: Unmanaged<ScopeAnchor>?
+    }
+
+    /// A multiple of the cache line on the processors Swift runs on, also covering the pair of lines that some of
+    /// them fetch together.
+    private static let blockSize = 128
+
+    private let own: UnsafeMutablePointer<OwnFields>
+    /// This thread's share of `InjectionStore.lock`: taken alone to read, taken by writers with every other one.
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private static let mutexBlockSize = max(128, MemoryLayout<pthread_mutex_t>.stride)
-    @exclusivity(unchecked) private var keys: UnsafeMutablePointer<Any.Type>
-    @exclusivity(unchecked) private var depth = 0
-    @exclusivity(unchecked) private var capacity = 16
     @exclusivity(unchecked) private var waitingFor: BuildTicket?
     @exclusivity(unchecked) private var waitingKeys: [Any.Type] = []
-    /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a scope.
-    ///
-    /// Unretained: it is set only for the duration of that read, during which the property holds the anchor.
-    @exclusivity(unchecked) private(set) var rememberedAnchor: Unmanaged<ScopeAnchor>?
 
     private init() {
-        mutex = UnsafeMutableRawPointer.allocate(byteCount: Self.mutexBlockSize, alignment: 128)
-            .bindMemory(to: pthread_mutex_t.self, capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
+        let capacity = Self.blockSize / MemoryLayout<Any.Type>.stride
+        own = Self.allocateBlocks(of: OwnFields.self, count: 1)
+        own.initialize(to: OwnFields(keys: Self.allocateBlocks(of: Any.Type.self, count: capacity), capacity: capacity))
+        mutex = own.pointer(to: \.mutex)!
         let status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
-        keys = .allocate(capacity: capacity)
     }
 
     deinit {
         pthread_mutex_destroy(mutex)
-        UnsafeMutableRawPointer(mutex).deallocate()
-        keys.deallocate()
+        UnsafeMutableRawPointer(own.pointee.keys).deallocate()
+        own.deinitialize(count: 1)
+        UnsafeMutableRawPointer(own).deallocate()
+    }
+
+    /// Allocates room for `count` values of type `T` in whole blocks of `blockSize` bytes, aligned to a block.
+    private static func allocateBlocks<T>(of type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+        let bytes = (MemoryLayout<T>.stride * count + blockSize - 1) / blockSize * blockSize
+        return UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: blockSize)
+            .bindMemory(to: T.self, capacity: count)
+    }
+
+    /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a scope.
+    var rememberedAnchor: Unmanaged<ScopeAnchor>? {
+        own.pointee.rememberedAnchor
     }
 
     /// This thread's state, created and registered with the lock on first use, and unregistered when the thread
@@ -775,9 +799,9 @@ final class ThreadState: @unchecked Sendable {
     /// Runs `body` with `anchor` as the remembered anchor, then restores the one before.
     @inline(__always)
     func remembering<T>(_ anchor: Unmanaged<ScopeAnchor>?, _ body: () -> T) -> T {
-        let outer = rememberedAnchor
-        rememberedAnchor = anchor
-        defer { rememberedAnchor = outer }
+        let outer = own.pointee.rememberedAnchor
+        own.pointee.rememberedAnchor = anchor
+        defer { own.pointee.rememberedAnchor = outer }
         return body()
     }
 
@@ -793,20 +817,27 @@ final class ThreadState: @unchecked Sendable {
     /// evaluated on this thread.
     func evaluate<K: InjectionKey>(_ key: K.Type) -> K.Value {
         let id = ObjectIdentifier(key)
-        for index in 0..<depth where ObjectIdentifier(keys[index]) == id {
-            dependencyCycle(Array(UnsafeBufferPointer(start: keys + index, count: depth - index)) + [key])
+        let stack = evaluating
+        if let index = stack.firstIndex(where: { ObjectIdentifier($0) == id }) {
+            dependencyCycle(Array(stack[index...]) + [key])
         }
-        if depth == capacity {
-            let larger = UnsafeMutablePointer<Any.Type>.allocate(capacity: capacity * 2)
-            larger.moveInitialize(from: keys, count: depth)
-            keys.deallocate()
-            keys = larger
-            capacity *= 2
+        if stack.count == own.pointee.capacity {
+            let capacity = stack.count * 2
+            let larger = Self.allocateBlocks(of: Any.Type.self, count: capacity)
+            larger.moveInitialize(from: own.pointee.keys, count: stack.count)
+            UnsafeMutableRawPointer(own.pointee.keys).deallocate()
+            own.pointee.keys = larger
+            own.pointee.capacity = capacity
         }
-        (keys + depth).initialize(to: key)
-        depth += 1
-        defer { depth -= 1 }
+        (own.pointee.keys + stack.count).initialize(to: key)
+        own.pointee.depth += 1
+        defer { own.pointee.depth -= 1 }
         return K.currentValue
+    }
+
+    /// The keys whose defaults this thread is evaluating, outermost first.
+    private var evaluating: UnsafeBufferPointer<Any.Type> {
+        UnsafeBufferPointer(start: own.pointee.keys, count: own.pointee.depth)
     }
 
     /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
@@ -818,7 +849,7 @@ final class ThreadState: @unchecked Sendable {
         var hops = 0
         while true {
             if next.builder === self {
-                let mine = UnsafeBufferPointer(start: keys, count: depth)
+                let mine = evaluating
                 return Array(mine.drop(while: { $0 != next.key })) + chain + [next.key]
             }
             chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
@@ -836,7 +867,7 @@ final class ThreadState: @unchecked Sendable {
     /// Called under the exclusive hold of the lock.
     func beginWaiting(for ticket: BuildTicket) {
         waitingFor = ticket
-        waitingKeys = Array(UnsafeBufferPointer(start: keys, count: depth))
+        waitingKeys = Array(evaluating)
     }
 
     /// Records that this thread no longer waits.
