@@ -13,5 +13,7 @@ if command -v valgrind >/dev/null; then
     bash instructions.sh > "$results/instructions.md"
     instructions="$results/instructions.md"
 fi
-python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg $instructions
+bash tasks.sh > "$results/tasks.md"
+python3 report.py "$results/Current_run.jmh.json" ../Docs/Benchmarks.md ../Docs/Benchmarks.svg "$results/tasks.md" \
+    $instructions
 echo "Wrote Docs/Benchmarks.md and Docs/Benchmarks.svg"

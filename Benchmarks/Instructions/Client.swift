@@ -1,5 +1,7 @@
-// Reads one dependency in a loop, for instructions.sh to count under callgrind. Arguments: the mode and the count.
+// Reads one dependency in a loop, for instructions.sh to count under callgrind, or in child tasks, for tasks.sh to
+// time. Arguments: the mode and the count of reads.
 import ArticleBaseline
+import Dispatch
 import Injected
 import ManyKeys
 
@@ -55,11 +57,66 @@ func readArticle(_ controller: ArticleController, _ count: Int) -> Int {
     return sum
 }
 
+/// Reads ten keys in turn: with one key only, the count would depend on where that key happens to land among the
+/// dictionary's buckets.
 @inline(never)
-func readIndexed<Key: IndexedInjectionKey>(_ key: Key.Type, _ count: Int) -> Int {
+func readIndexed(_ keys: [any IndexedInjectionKey.Type], _ count: Int) -> Int {
     var sum = 0
-    for _ in 0..<count { sum &+= InjectedValues[key] }
+    for index in 0..<count {
+        let key = keys[index % keys.count]
+        sum &+= readKey(key)
+    }
     return sum
+}
+
+func readKey<Key: IndexedInjectionKey>(_ key: Key.Type) -> Int {
+    InjectedValues[key]
+}
+
+/// Two child tasks' throughput over one child task's, in pairs of batches of `count` reads a task, both orders in
+/// turn: the median and the quartiles over 40 pairs.
+func taskScaling(_ read: @escaping @Sendable (Int) -> Int, count: Int) async -> (Double, Double, Double) {
+    func run(_ tasks: Int) async -> Duration {
+        await ContinuousClock().measure {
+            await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<tasks { group.addTask { read(count) } }
+                for await _ in group {}
+            }
+        }
+    }
+    var ratios: [Double] = []
+    for pair in 0..<40 {
+        var one = Duration.zero
+        var two = Duration.zero
+        if pair.isMultiple(of: 2) {
+            one = await run(1)
+            two = await run(2)
+        } else {
+            two = await run(2)
+            one = await run(1)
+        }
+        ratios.append(one / two * 2)
+    }
+    ratios.sort()
+    return (ratios[20], ratios[10], ratios[30])
+}
+
+/// Runs `operation` in a task and blocks until it is done, so that the other modes' reads run outside any task, as
+/// they always have.
+func waitFor<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        box.value = await operation()
+        done.signal()
+    }
+    done.wait()
+    return box.value!
+}
+
+final class ResultBox<T>: @unchecked Sendable {
+    // `@unchecked Sendable`: written once by the task before it signals, read only after the wait.
+    var value: T?
 }
 
 let count = Int(CommandLine.arguments[2])!
@@ -74,7 +131,22 @@ case "global-override":
 case "10-keys", "10000-keys":
     let keys = Int(CommandLine.arguments[1].prefix { $0.isNumber })!
     overrideIndexedKeys(count: keys)
-    print(readIndexed(indexedKey(keys / 2), count))
+    print(readIndexed((0..<10).map { indexedKey($0 * keys / 10 + keys / 20) }, count))
+case "tasks-article":
+    print(waitFor { await taskScaling({ readArticle(ArticleController(), $0) }, count: count) })
+case "tasks-nothing-overridden":
+    print(waitFor { await taskScaling({ readInjected(InjectedController(), $0) }, count: count) })
+case "tasks-inside-one-scope":
+    // Both child tasks inherit the one scope and read there.
+    print(
+        waitFor {
+            await withInjectedValues {
+                $0.provider = Provider(id: 3)
+            } operation: {
+                await taskScaling({ readInjected(InjectedController(), $0) }, count: count)
+            }
+        }
+    )
 default:
     withInjectedValues {
         $0.provider = Provider(id: 3)
