@@ -303,23 +303,14 @@ public struct Injected<Value> {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage())
             }
-            guard let scope = rememberedScope else {
+            // A write goes to the active scope, which the store takes from the task-local binding alone, so from
+            // outside any scope the property binds its remembered scope itself, while that scope's operation runs.
+            guard let anchor, InjectionScope.current == nil, let scope = anchor.scope else {
                 InjectedValues[writable] = newValue
                 return
             }
             InjectionScope.$current.withValue(scope) { InjectedValues[writable] = newValue }
         }
-    }
-
-    /// The scope to resolve in instead of the current context: the remembered one, when this access runs outside any
-    /// scope and the remembered scope's operation is still running.
-    ///
-    /// Always inlined: as a call it added about 20 instructions to every read (measured with
-    /// `Benchmarks/instructions.sh`).
-    @inline(__always)
-    private var rememberedScope: InjectionScope? {
-        guard let anchor, InjectionScope.current == nil else { return nil }
-        return anchor.scope
     }
 
     private func readOnlyWriteMessage() -> String {
