@@ -292,12 +292,10 @@ public struct Injected<Value> {
     /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
     public var wrappedValue: Value {
         get {
-            guard anchor != nil else { return InjectedValues[keyPath] }
+            guard let anchor else { return InjectedValues[keyPath] }
             // Rather than look up the current scope here and again in the store, the property lends its anchor to
             // the reads its key path makes, and the store uses it only where no scope is active.
-            return ThreadState.current._withUnsafeGuaranteedRef { thread in
-                thread.remembering(anchor.map(Unmanaged.passUnretained)) { InjectedValues[keyPath] }
-            }
+            return ThreadState.current.lending(anchor) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -425,247 +423,279 @@ public func withInjectedValues<R>(
 }
 
 // MARK: - Storage
+//
+// The machinery in one page (the guarantees article says the same at more length):
+//
+// - Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the global store
+//   or a fresh scope) keeps its cache of `.cached` values behind the same lock. Scopes are independent: entering,
+//   writing to, reading from and leaving one takes only its own lock, and the locks of the scopes it reads through,
+//   one at a time.
+// - The global store is read on every thread, so each thread keeps a view of it: the entries it has looked up,
+//   behind a lock of its own, which readers take alone. An entry is added only by its own thread, while it holds the
+//   global store's lock; a global write or reset removes the entries it makes wrong, from every thread's view, while
+//   it holds the global store's lock. So a view never disagrees with the global store for longer than a write that is
+//   still in progress, and this is the one cost that grows with the number of threads: a global write or reset
+//   takes each thread's view lock in turn.
+// - A `.cached` value is built outside every lock, by the first thread to find it missing, which records a
+//   `BuildTicket` in the root's cache; others wait on the root's condition. Who waits for whom is recorded under
+//   `InjectionStore.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
+// - Locks are taken in one order: a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks
+//   at once. No user code (a default, a closure, a `deinit`) runs while any of them is held: defaults are evaluated
+//   after unlocking, and every value a lock's holder removes is handed back and released after it unlocks.
 
 /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
 ///
-/// A scope's `parent` is the scope that was active when it was opened. The global store and fresh scopes have no
-/// parent; they are the roots, and they hold the cache of `.cached` values for every scope below them.
+/// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
+/// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
+/// scopes below it.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: the dictionaries behind `overrides` and `cache` are read only under a thread's shared
-    // hold of `InjectionStore.lock` and written only under its exclusive hold; every stored property is immutable.
+    // `@unchecked Sendable`: `overrides` and `cache` are read and written only while holding `lock`, and the other
+    // stored properties never change.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
     ///
-    /// `nil` rather than the global store itself, because reading a bound object retains it: on the common path,
-    /// with no scope, every read on every thread would then write to the global store's reference count.
+    /// `nil` rather than the global store itself, because reading a bound object retains it: on the common path, with
+    /// no scope, every read on every thread would then write to the global store's reference count.
     @TaskLocal static var current: InjectionScope?
 
     /// The innermost active scope, or the global store.
     static var active: InjectionScope { current ?? InjectionStore.global }
 
     let parent: InjectionScope?
+    let lock: Lock
     /// What `@Injected` properties created in this scope hold; `nil` for the global store.
     let anchor: ScopeAnchor?
-    /// Overridden values, each retained once, by hand.
-    ///
-    /// `Unmanaged`, so that reading one on the hot path touches no reference count that other threads' reads also
-    /// touch. `takeAll()` and `deinit` release them.
-    ///
-    /// The dictionary lives behind a pointer, allocated with the scope, for the same reason: a dictionary stored in
-    /// a class property is copied out to be read, which retains its storage, while `pointee` lends it in place.
-    let overrides: UnsafeMutablePointer<[ObjectIdentifier: Unmanaged<Slot>]>
-    /// Values of `.cached` keys built in this root, behind a pointer like `overrides`.
-    let cache: UnsafeMutablePointer<[ObjectIdentifier: CacheSlot]>
+    /// Overridden values, each a `Box` of its key's value type.
+    var overrides: [ObjectIdentifier: AnyObject] = [:]
+    /// The `.cached` values of a root, built or being built.
+    var cache: [ObjectIdentifier: CacheEntry] = [:]
 
-    init(parent: InjectionScope?, isGlobal: Bool = false) {
+    private init(parent: InjectionScope?, anchored: Bool) {
         self.parent = parent
-        self.anchor = isGlobal ? nil : ScopeAnchor()
-        overrides = .allocate(capacity: 1)
-        overrides.initialize(to: [:])
-        cache = .allocate(capacity: 1)
-        cache.initialize(to: [:])
-        anchor?.storedScope = self
+        // Only a root caches, so only a root has threads waiting for a build.
+        lock = Lock(withCondition: parent == nil)
+        anchor = anchored ? ScopeAnchor(lock: lock) : nil
+        anchor?.begin(self)
     }
 
-    deinit {
-        for slot in takeAll() { slot.release() }
-        overrides.deinitialize(count: 1)
-        overrides.deallocate()
-        cache.deinitialize(count: 1)
-        cache.deallocate()
-    }
-
-    /// Removes every override and cached value, and returns their slots, to be released once the lock is given up
-    /// because a value's `deinit` is user code.
-    func takeAll() -> [Unmanaged<Slot>] {
-        var slots = Array(overrides.pointee.values)
-        for case .ready(let slot) in cache.pointee.values { slots.append(slot) }
-        overrides.pointee = [:]
-        cache.pointee = [:]
-        return slots
-    }
-
-    /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the
-    /// link between the scope and its anchor is broken, so neither keeps the other alive.
-    func end() {
-        _ = anchor?.clear()
+    /// The global store.
+    static func makeGlobal() -> InjectionScope {
+        InjectionScope(parent: nil, anchored: false)
     }
 
     /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
     static func makeNested(fresh: Bool) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : active)
+        InjectionScope(parent: fresh ? nil : active, anchored: true)
+    }
+
+    /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the link
+    /// between the scope and its anchor is broken, so neither keeps the other alive.
+    func end() {
+        _ = anchor?.end()
+    }
+
+    /// Reads an override.
+    ///
+    /// Called holding `lock`.
+    func override<Value>(of id: ObjectIdentifier, as type: Value.Type) -> Value? {
+        guard !overrides.isEmpty, let box = overrides[id] else { return nil }
+        return unbox(box, as: type)
+    }
+
+    /// Removes every override and cached value, and returns them, to be released once the lock is given up.
+    ///
+    /// Called holding `lock`.
+    /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
+    /// store it, so the next read after a reset builds again.
+    func takeAll() -> [AnyObject] {
+        var taken = Array(overrides.values)
+        for case .ready(let box) in cache.values { taken.append(box) }
+        overrides = [:]
+        cache = [:]
+        return taken
     }
 }
 
 /// What an `@Injected` property remembers of the scope it was created in.
 ///
-/// A weak reference to the scope would give the scope a side table, which makes every retain and release of it,
-/// on every read, take the runtime's slow path. Instead the scope points its anchor at itself while its operation
-/// runs, and `InjectionScope.end()` clears it.
+/// A weak reference to the scope would give the scope a side table, which makes every retain and release of it take
+/// the runtime's slow path. Instead the anchor holds the scope while its operation runs, and `InjectionScope.end()`
+/// clears it.
 final class ScopeAnchor: @unchecked Sendable {
-    // `@unchecked Sendable`: `storedScope` is set before the anchor is shared, and afterwards read and cleared only
-    // while holding the lock's registry mutex.
-    @exclusivity(unchecked) var storedScope: InjectionScope?
+    // `@unchecked Sendable`: `running` is read and written only while holding `lock`, its scope's lock.
+    private let lock: Lock
+    private var running: InjectionScope?
+
+    init(lock: Lock) {
+        self.lock = lock
+    }
 
     /// The scope, while its operation runs.
     var scope: InjectionScope? {
-        InjectionStore.lock.withRegistry { storedScope }
+        lock.withLock { running }
     }
 
-    /// Forgets the scope, and returns it so that the caller releases it outside the lock.
-    func clear() -> InjectionScope? {
-        InjectionStore.lock.withRegistry {
-            defer { storedScope = nil }
-            return storedScope
+    func begin(_ scope: InjectionScope) {
+        lock.withLock { running = scope }
+    }
+
+    /// Forgets the scope, and returns it, so that the caller releases it outside the lock.
+    func end() -> InjectionScope? {
+        lock.withLock {
+            defer { running = nil }
+            return running
         }
     }
 }
 
-/// A value in the store, held in memory of its own so that reading it needs only the key's value type, not the
-/// metadata of a generic box.
-final class Slot {
-    private let storage: UnsafeMutableRawPointer
-    private let destroy: (UnsafeMutableRawPointer) -> Void
+/// A value in the store, boxed so that one dictionary can hold values of every type.
+final class Box<Value> {
+    let value: Value
 
-    init<Value>(_ value: Value) {
-        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-        typed.initialize(to: value)
-        storage = UnsafeMutableRawPointer(typed)
-        destroy = { storage in
-            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
-            storage.deallocate()
-        }
+    init(_ value: Value) {
+        self.value = value
     }
+}
 
-    deinit {
-        destroy(storage)
-    }
-
-    /// The value; `Value` must be the type the slot was created with, which the key's identity guarantees.
-    func value<Value>(as type: Value.Type) -> Value {
-        storage.assumingMemoryBound(to: Value.self).pointee
-    }
+/// The value in a box that the store made for a key whose value type is `Value`.
+///
+/// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value` type,
+/// so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would make.
+private func unbox<Value>(_ box: AnyObject, as type: Value.Type) -> Value {
+    unsafeDowncast(box, to: Box<Value>.self).value
 }
 
 /// The state of a `.cached` key in a root's cache.
-enum CacheSlot {
+enum CacheEntry {
     /// A thread is evaluating the key's `currentValue`; readers wait for it.
     case building(BuildTicket)
-    /// The value, retained once by the cache, by hand.
-    case ready(Unmanaged<Slot>)
+    /// The value, a `Box` of the key's value type.
+    case ready(AnyObject)
 }
 
-/// The global store and the operations on every scope, all behind one lock.
+/// The global store and the operations on every scope.
 enum InjectionStore {
-    /// The one lock that guards every scope's `overrides` and `cache`, and the wait state of each `ThreadState`.
-    ///
-    /// No user code (a key's `currentValue`, a value's `deinit`, a closure) ever runs while it is held.
-    static let lock = InjectionLock()
-
     /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
-    static let global = InjectionScope(parent: nil, isGlobal: true)
+    static let global = InjectionScope.makeGlobal()
+
+    /// The threads that have a view of the global store; read and written only while holding `global.lock`.
+    static let threads = ThreadRegistry()
+
+    /// The lock of the wait graph.
+    ///
+    /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
+    /// last, after a root's lock.
+    static let waits = Lock(withCondition: false)
 
     static func value<K: InjectionKey>(for key: K.Type) -> K.Value {
-        ThreadState.current._withUnsafeGuaranteedRef { value(for: key, on: $0) }
+        let thread = ThreadState.current
+        if let scope = InjectionScope.current {
+            return value(for: key, from: scope, on: thread)
+        }
+        if let anchor = thread.lent {
+            return value(for: key, rememberedBy: anchor, on: thread)
+        }
+        return globalValue(for: key, on: thread)
     }
 
-    private static func value<K: InjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+    /// Reads a key from a scope: its override, or else the override of the scope around it, and so on, up to the root.
+    private static func value<K: InjectionKey>(
+        for key: K.Type,
+        from start: InjectionScope,
+        on thread: ThreadState
+    ) -> K.Value {
         let id = ObjectIdentifier(key)
-        let lifetime = K.lifetime
-        // Nothing here is retained: the innermost scope is kept alive by its task-local binding for the whole of this
-        // synchronous read, every scope keeps its parent alive, the global store lives forever, and the slots are
-        // `Unmanaged`. A retain here would make every read, on every thread, write to the same reference count.
-        unowned(unsafe) var scope: InjectionScope
-        if let current = InjectionScope.current {
-            scope = current
-        } else if let anchor = thread.rememberedAnchor {
-            return value(for: key, rememberedBy: anchor, on: thread)
-        } else {
-            scope = InjectionStore.global
-        }
-        thread.lockShared()
-        while true {
-            if !scope.overrides.pointee.isEmpty, let slot = scope.overrides.pointee[id] {
-                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
-                thread.unlockShared()
-                return value
-            }
-            guard let parent = scope.parent else { break }
+        var scope = start
+        while let parent = scope.parent {
+            let value = scope.lock.withLock { scope.override(of: id, as: K.Value.self) }
+            if let value { return value }
             scope = parent
         }
-        switch lifetime {
-        case .uncached:
-            thread.unlockShared()
-            return thread.evaluate(key)
-        case .cached:
-            if case .ready(let slot)? = scope.cache.pointee[id] {
-                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
-                thread.unlockShared()
-                return value
-            }
-            thread.unlockShared()
-            return cachedValue(for: key, in: scope, on: thread)
+        if scope === global {
+            return globalValue(for: key, on: thread)
         }
+        return rootValue(for: key, in: scope, on: thread)
     }
 
     /// Reads a key for an `@Injected` property that was created in a scope and is read from outside any scope: while
-    /// that scope's operation runs, the read resolves there, as if it ran inside it.
+    /// that scope's operation runs, the read resolves there, as if it ran inside it; once it has ended, globally.
     ///
-    /// The anchor is forgotten for the read: when the scope is still running, its task-local binding takes the
-    /// anchor's place for everything the read evaluates; when it has ended, the read resolves as if no property had
-    /// lent an anchor. Kept out of line, so that the common path stays small.
+    /// Kept out of line, so that the common path stays small.
     @inline(never)
     private static func value<K: InjectionKey>(
         for key: K.Type,
-        rememberedBy anchor: Unmanaged<ScopeAnchor>,
+        rememberedBy anchor: ScopeAnchor,
         on thread: ThreadState
     ) -> K.Value {
-        thread.remembering(nil) {
-            guard let remembered = anchor.takeUnretainedValue().scope else { return value(for: key, on: thread) }
-            return InjectionScope.$current.withValue(remembered) { value(for: key, on: thread) }
+        guard let scope = anchor.scope else { return globalValue(for: key, on: thread) }
+        return value(for: key, from: scope, on: thread)
+    }
+
+    /// Reads a key from the global store, through the thread's view of it.
+    private static func globalValue<K: InjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+        switch thread.viewEntry(for: ObjectIdentifier(key)) {
+        case .value(let box)?: unbox(box, as: K.Value.self)
+        case .evaluate?: thread.evaluate(key)
+        case nil: rootValue(for: key, in: global, on: thread)
         }
     }
 
-    /// Returns the cached value of a key in a root, building it if no thread has, or waiting for the thread that is.
-    private static func cachedValue<K: InjectionKey>(
+    /// Reads a key from a root: its override, or else its default per its lifetime.
+    ///
+    /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
+    /// records what it found in the thread's view.
+    private static func rootValue<K: InjectionKey>(
         for key: K.Type,
         in root: InjectionScope,
         on thread: ThreadState
     ) -> K.Value {
         let id = ObjectIdentifier(key)
-        lock.lockExclusive()
+        let isGlobal = root === global
+        root.lock.lock()
         while true {
-            switch root.cache.pointee[id] {
-            case .ready(let slot):
-                let value = slot._withUnsafeGuaranteedRef { $0.value(as: K.Value.self) }
-                lock.unlockExclusive()
+            if let value = root.override(of: id, as: K.Value.self) {
+                if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
+                root.lock.unlock()
                 return value
-            case .building(let ticket):
+            }
+            if K.lifetime == .uncached {
+                if isGlobal { thread.addViewEntry(.evaluate, for: id) }
+                root.lock.unlock()
+                return thread.evaluate(key)
+            }
+            switch root.cache[id] {
+            case .ready(let box)?:
+                let value = unbox(box, as: K.Value.self)
+                if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
+                root.lock.unlock()
+                return value
+            case .building(let ticket)?:
+                waits.lock()
                 if let cycle = thread.cycle(waitingFor: ticket) {
-                    lock.unlockExclusive()
+                    waits.unlock()
+                    root.lock.unlock()
                     dependencyCycle(cycle)
                 }
                 thread.beginWaiting(for: ticket)
-                lock.waitExclusive()
-                thread.endWaiting()
+                waits.unlock()
+                root.lock.wait()
+                waits.withLock { thread.endWaiting() }
             case nil:
                 let ticket = BuildTicket(key: key, builder: thread)
-                root.cache.pointee[id] = .building(ticket)
-                lock.unlockExclusive()
+                root.cache[id] = .building(ticket)
+                root.lock.unlock()
                 let value = build(key, in: root, on: thread)
-                let slot = Unmanaged.passRetained(Slot(value))
-                lock.lockExclusive()
-                var stored = false
-                if case .building(let current) = root.cache.pointee[id], current === ticket {
-                    root.cache.pointee[id] = .ready(slot)
-                    stored = true
+                root.lock.lock()
+                waits.withLock { ticket.finished = true }
+                root.lock.broadcast()
+                guard case .building(let current)? = root.cache[id], current === ticket else {
+                    // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
+                    // cache stays as the reset left it.
+                    root.lock.unlock()
+                    return value
                 }
-                // Otherwise a reset dropped the slot while the value was being built. The caller still gets the value
-                // it asked for, but the cache stays as the reset left it.
-                lock.broadcast()
-                lock.unlockExclusive()
-                if !stored { slot.release() }
-                return value
+                root.cache[id] = .ready(Box(value))
+            // The next turn finds the value ready (or an override written meanwhile) and returns it.
             }
         }
     }
@@ -677,193 +707,208 @@ enum InjectionStore {
         in root: InjectionScope,
         on thread: ThreadState
     ) -> K.Value {
-        if InjectionScope.active === root {
-            return thread.evaluate(key)
+        let context = root === global ? nil : root
+        return thread.lending(nil) {
+            if InjectionScope.current === context { return thread.evaluate(key) }
+            return InjectionScope.$current.withValue(context) { thread.evaluate(key) }
         }
-        return InjectionScope.$current.withValue(root) { thread.evaluate(key) }
     }
 
     static func override<K: InjectionKey>(_ key: K.Type, with value: K.Value) {
-        let slot = Unmanaged.passRetained(Slot(value))
+        let id = ObjectIdentifier(key)
         let scope = InjectionScope.active
-        lock.lockExclusive()
-        let previous = scope.overrides.pointee.updateValue(slot, forKey: ObjectIdentifier(key))
-        lock.unlockExclusive()
-        // The previous value is released here, outside the lock, because its deinit is user code.
-        previous?.release()
+        let box = Box(value)
+        let replaced: [AnyObject] = scope.lock.withLock {
+            let previous = scope.overrides.updateValue(box, forKey: id)
+            var replaced = scope === global ? threads.forget(id) : []
+            if let previous { replaced.append(previous) }
+            return replaced
+        }
+        // Released here, outside the lock, because a value's deinit is user code.
+        withExtendedLifetime(replaced) {}
     }
 
     static func reset() {
         let scope = InjectionScope.active
-        lock.lockExclusive()
-        let dropped = scope.takeAll()
-        lock.unlockExclusive()
-        // The dropped values are released here, outside the lock, because their deinits are user code.
-        for slot in dropped { slot.release() }
+        let dropped: [AnyObject] = scope.lock.withLock {
+            var dropped = scope.takeAll()
+            if scope === global { dropped += threads.forgetAll() }
+            // Threads waiting for a build that the reset dropped build it again.
+            if scope.parent == nil { scope.lock.broadcast() }
+            return dropped
+        }
+        // Released here, outside the lock, because a value's deinit is user code.
+        withExtendedLifetime(dropped) {}
+    }
+}
+
+/// The threads that have a view of the global store.
+final class ThreadRegistry: @unchecked Sendable {
+    // `@unchecked Sendable`: `states` is read and written only while holding `InjectionStore.global.lock`.
+    private var states: [ObjectIdentifier: ThreadState] = [:]
+
+    func add(_ thread: ThreadState) {
+        states[ObjectIdentifier(thread)] = thread
+    }
+
+    func remove(_ thread: ThreadState) {
+        states[ObjectIdentifier(thread)] = nil
+    }
+
+    /// Removes a key's entry from every view, and returns what was removed.
+    func forget(_ id: ObjectIdentifier) -> [AnyObject] {
+        states.values.compactMap { $0.removeViewEntry(for: id) }
+    }
+
+    /// Empties every view, and returns what was removed.
+    func forgetAll() -> [AnyObject] {
+        states.values.flatMap { $0.removeViewEntries() }
     }
 }
 
 // MARK: - Threads and cycle tracking
 
-/// What the library keeps for each thread that uses it: the thread's read mutex, and the keys whose defaults it is
-/// evaluating.
+/// What a thread's view of the global store holds for a key.
+enum ViewEntry {
+    /// The key's global override or cached value, in a `Box` of this thread's own, so that reading it writes to no
+    /// reference count another thread's reads also write to.
+    case value(AnyObject)
+    /// Nothing overrides the key globally and its lifetime is `.uncached`: evaluate its default.
+    case evaluate
+}
+
+/// What the library keeps for each thread that uses it: its view of the global store, the keys whose defaults it is
+/// evaluating, the anchor lent to it by the `@Injected` property it is reading, and what it waits for.
 ///
 /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
-/// that appears twice in `keys` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
+/// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable`: the fields behind `own`, other than the mutex, are touched only by the thread that owns
-    // this state (it is thread-specific data); `waitingFor` and `waitingKeys` only under the exclusive hold of the
-    // lock; `mutex` is a pthread mutex, made to be shared.
-    // `@exclusivity(unchecked)`: each of those rules already makes every access exclusive.
+    // `@unchecked Sendable`: other threads touch only `view`, while holding `lock`, and the wait record, while holding
+    // `InjectionStore.waits`; `stack` and `lent` are read and written only by the thread that owns this state, whose
+    // thread-specific data it is.
 
-    /// What a thread writes while it reads: its mutex, the keys it is evaluating, and the anchor it was lent.
+    private let lock = Lock(withCondition: false)
+    /// Entries of the global store this thread has looked up.
     ///
-    /// They live in a block of their own, aligned to and padded to `blockSize` bytes, rather than in the object:
-    /// two threads' states allocated side by side would otherwise share a cache line, and every read on one thread
-    /// would evict it from the other's cache. The key stack gets blocks of that size for the same reason.
-    private struct OwnFields {
-        var mutex = pthread_mutex_t()
-        var keys: UnsafeMutablePointer<Any.Type>
-        var depth = 0
-        var capacity: Int
-        /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a
-        /// scope.
-        ///
-        /// Unretained: it is set only for the duration of that read, during which the property holds the anchor.
-        var rememberedAnchor: Unmanaged<ScopeAnchor>?
-    }
-
-    /// A multiple of the cache line on the processors Swift runs on, also covering the pair of lines that some of
-    /// them fetch together.
-    private static let blockSize = 128
-
-    private let own: UnsafeMutablePointer<OwnFields>
-    /// This thread's share of `InjectionStore.lock`: taken alone to read, taken by writers with every other one.
-    let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @exclusivity(unchecked) private var waitingFor: BuildTicket?
-    @exclusivity(unchecked) private var waitingKeys: [Any.Type] = []
-
-    private init() {
-        let capacity = Self.blockSize / MemoryLayout<Any.Type>.stride
-        own = Self.allocateBlocks(of: OwnFields.self, count: 1)
-        own.initialize(to: OwnFields(keys: Self.allocateBlocks(of: Any.Type.self, count: capacity), capacity: capacity))
-        mutex = own.pointer(to: \.mutex)!
-        let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        UnsafeMutableRawPointer(own.pointee.keys).deallocate()
-        own.deinitialize(count: 1)
-        UnsafeMutableRawPointer(own).deallocate()
-    }
-
-    /// Allocates room for `count` values of type `T` in whole blocks of `blockSize` bytes, aligned to a block.
-    private static func allocateBlocks<T>(of type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
-        let bytes = (MemoryLayout<T>.stride * count + blockSize - 1) / blockSize * blockSize
-        return UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: blockSize)
-            .bindMemory(to: T.self, capacity: count)
-    }
-
+    /// Added by this thread only, removed by writers; both while holding the global store's lock and `lock`, so
+    /// readers need only `lock`.
+    private var view: [ObjectIdentifier: ViewEntry] = [:]
+    /// Whether `InjectionStore.threads` holds this state; read and written while holding the global store's lock.
+    private var registered = false
+    /// The keys whose defaults this thread is evaluating, outermost first.
+    private var stack: [Any.Type] = []
     /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a scope.
-    var rememberedAnchor: Unmanaged<ScopeAnchor>? {
-        own.pointee.rememberedAnchor
-    }
+    private(set) var lent: ScopeAnchor?
+    /// The build this thread waits for, and its stack when it began waiting.
+    private var waitingFor: BuildTicket?
+    private var waitingKeys: [Any.Type] = []
 
-    /// This thread's state, created and registered with the lock on first use, and unregistered when the thread
-    /// exits.
-    ///
-    /// Unretained: the thread-specific slot holds a strong reference until the thread exits, so the state outlives
-    /// anything the thread does with it, and a retain would cost every read an atomic write.
-    static var current: Unmanaged<ThreadState> {
+    /// This thread's state, made on first use and released when the thread exits.
+    static var current: ThreadState {
         if let pointer = pthread_getspecific(threadKey) {
-            return Unmanaged<ThreadState>.fromOpaque(pointer)
+            // The slot holds the reference passed to it below until the thread exits, so the state is alive.
+            return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
         }
-        let state = Unmanaged.passRetained(ThreadState())
-        InjectionStore.lock.register(state.takeUnretainedValue())
-        pthread_setspecific(threadKey, state.toOpaque())
+        let state = ThreadState()
+        // The slot owns one reference, which the key's destructor takes back when the thread exits.
+        pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
         return state
     }
 
-    /// Runs `body` with `anchor` as the remembered anchor, then restores the one before.
-    @inline(__always)
-    func remembering<T>(_ anchor: Unmanaged<ScopeAnchor>?, _ body: () -> T) -> T {
-        let outer = own.pointee.rememberedAnchor
-        own.pointee.rememberedAnchor = anchor
-        defer { own.pointee.rememberedAnchor = outer }
+    /// Runs `body` with `anchor` as the lent anchor, then restores the one before.
+    func lending<T>(_ anchor: ScopeAnchor?, _ body: () -> T) -> T {
+        let outer = lent
+        lent = anchor
+        defer { lent = outer }
         return body()
     }
 
-    func lockShared() {
-        pthread_mutex_lock(mutex)
+    func viewEntry(for id: ObjectIdentifier) -> ViewEntry? {
+        lock.withLock { view[id] }
     }
 
-    func unlockShared() {
-        pthread_mutex_unlock(mutex)
+    /// Records what the global store holds for a key.
+    ///
+    /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
+    /// replaced.
+    func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
+        if !registered {
+            registered = true
+            InjectionStore.threads.add(self)
+        }
+        lock.withLock { view[id] = entry }
+    }
+
+    /// Called holding the global store's lock; returns the value removed, if any, to be released after unlocking.
+    func removeViewEntry(for id: ObjectIdentifier) -> AnyObject? {
+        guard case .value(let box)? = lock.withLock({ view.removeValue(forKey: id) }) else { return nil }
+        return box
+    }
+
+    /// Called holding the global store's lock; returns the values removed, to be released after unlocking.
+    func removeViewEntries() -> [AnyObject] {
+        let removed = lock.withLock {
+            defer { view = [:] }
+            return view
+        }
+        return removed.values.compactMap { entry in
+            guard case .value(let box) = entry else { return nil }
+            return box
+        }
+    }
+
+    /// Called when the thread exits.
+    func unregister() {
+        InjectionStore.global.lock.withLock {
+            if registered { InjectionStore.threads.remove(self) }
+        }
     }
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
     func evaluate<K: InjectionKey>(_ key: K.Type) -> K.Value {
-        let id = ObjectIdentifier(key)
-        let stack = evaluating
-        if let index = stack.firstIndex(where: { ObjectIdentifier($0) == id }) {
+        if let index = stack.firstIndex(where: { $0 == key }) {
             dependencyCycle(Array(stack[index...]) + [key])
         }
-        if stack.count == own.pointee.capacity {
-            let capacity = stack.count * 2
-            let larger = Self.allocateBlocks(of: Any.Type.self, count: capacity)
-            larger.moveInitialize(from: own.pointee.keys, count: stack.count)
-            UnsafeMutableRawPointer(own.pointee.keys).deallocate()
-            own.pointee.keys = larger
-            own.pointee.capacity = capacity
-        }
-        (own.pointee.keys + stack.count).initialize(to: key)
-        own.pointee.depth += 1
-        defer { own.pointee.depth -= 1 }
+        stack.append(key)
+        defer { stack.removeLast() }
         return K.currentValue
-    }
-
-    /// The keys whose defaults this thread is evaluating, outermost first.
-    private var evaluating: UnsafeBufferPointer<Any.Type> {
-        UnsafeBufferPointer(start: own.pointee.keys, count: own.pointee.depth)
     }
 
     /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
     ///
-    /// Called under the exclusive hold of the lock.
+    /// Called holding `InjectionStore.waits`.
+    ///
+    /// A ticket that is not finished has a builder that is still evaluating the ticket's key. Following builders that
+    /// wait for unfinished tickets, every step is a real read: each key on a builder's stack read the next one, and the
+    /// innermost key of a waiting thread read the key of the ticket it waits for. If the chain comes back to this
+    /// thread, those reads form a cycle; a finished ticket, or a builder that is not waiting, ends the chain.
+    ///
+    /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
+    /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
     func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
         var chain: [Any.Type] = []
         var next = ticket
-        var hops = 0
-        while true {
-            if next.builder === self {
-                let mine = evaluating
-                return Array(mine.drop(while: { $0 != next.key })) + chain + [next.key]
-            }
+        while next.builder !== self {
+            guard let blocker = next.builder.waitingFor, !blocker.finished else { return nil }
             chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
-            guard let following = next.builder.waitingFor else { return nil }
-            next = following
-            hops += 1
-            // Each thread waits for at most one build, so a chain longer than the number of waiting threads would
-            // have to revisit one; this bound only guards against a bug in that reasoning.
-            precondition(hops < 100_000, "InjectedValues: internal error: unbounded wait chain")
+            next = blocker
         }
+        return Array(stack.drop(while: { $0 != next.key })) + chain + [next.key]
     }
 
     /// Records that this thread waits for another thread's build.
     ///
-    /// Called under the exclusive hold of the lock.
+    /// Called holding `InjectionStore.waits`.
     func beginWaiting(for ticket: BuildTicket) {
         waitingFor = ticket
-        waitingKeys = Array(evaluating)
+        waitingKeys = stack
     }
 
     /// Records that this thread no longer waits.
     ///
-    /// Called under the exclusive hold of the lock.
+    /// Called holding `InjectionStore.waits`.
     func endWaiting() {
         waitingFor = nil
         waitingKeys = []
@@ -872,10 +917,12 @@ final class ThreadState: @unchecked Sendable {
 
 /// One thread's build of one `.cached` key in one root.
 final class BuildTicket: @unchecked Sendable {
-    // `@unchecked Sendable`: both properties are immutable; `builder` is only inspected under the exclusive hold of
-    // the lock.
+    // `@unchecked Sendable`: `finished` is read and written only while holding `InjectionStore.waits`; the other
+    // properties never change.
     let key: Any.Type
     let builder: ThreadState
+    /// Set, once, when the builder has its value; from then on nobody waits for this ticket.
+    var finished = false
 
     init(key: Any.Type, builder: ThreadState) {
         self.key = key
@@ -888,13 +935,12 @@ private let threadKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in
         #if canImport(Darwin)
-        let state = Unmanaged<ThreadState>.fromOpaque(pointer)
+        let state = Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue()
         #else
         guard let pointer else { return }
-        let state = Unmanaged<ThreadState>.fromOpaque(pointer)
+        let state = Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue()
         #endif
-        InjectionStore.lock.unregister(state.takeUnretainedValue())
-        state.release()
+        state.unregister()
     }
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
     return key
@@ -914,82 +960,60 @@ private func dependencyCycle(_ keys: [Any.Type]) -> Never {
 
 // MARK: - Lock
 
-/// The lock behind all of the library's shared state: a big-reader lock made of POSIX mutexes.
-///
-/// Every thread that uses the store has a mutex of its own in its `ThreadState`. Reading takes only that mutex
-/// (`lockShared`), so readers on different threads never write to shared memory and scale with the number of
-/// cores. Writing (`lockExclusive`) takes the registry mutex and then every registered thread's mutex, so it excludes
-/// all readers. Writes are rare: overrides, resets and the first build of a `.cached` value.
-final class InjectionLock: @unchecked Sendable {
-    // `@unchecked Sendable`: `readers` is read and written only while holding `registry`; the pthread mutex and
-    // condition variable are made for use from many threads and live in heap memory of their own, so their
-    // addresses never change.
+/// A POSIX mutex, and for a root's builds a condition variable.
+final class Lock: @unchecked Sendable {
+    // `@unchecked Sendable`: a POSIX mutex and condition variable are made to be used from many threads. They live in
+    // memory allocated here, so their addresses never change, and they are destroyed only in `deinit`, when no thread
+    // can be holding or waiting on them.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition: UnsafeMutablePointer<pthread_cond_t>?
 
-    private let registry: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    @exclusivity(unchecked) private var readers: [ThreadState] = []
-
-    init() {
-        registry = .allocate(capacity: 1)
-        registry.initialize(to: pthread_mutex_t())
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        let mutexStatus = pthread_mutex_init(registry, nil)
-        precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
-        let conditionStatus = pthread_cond_init(condition, nil)
-        precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
+    init(withCondition: Bool) {
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
+        condition = withCondition ? .allocate(capacity: 1) : nil
+        if let condition {
+            condition.initialize(to: pthread_cond_t())
+            let status = pthread_cond_init(condition, nil)
+            precondition(status == 0, "InjectedValues: pthread_cond_init failed with \(status)")
+        }
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
-        pthread_mutex_destroy(registry)
-        registry.deallocate()
+        if let condition {
+            pthread_cond_destroy(condition)
+            condition.deallocate()
+        }
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
-    /// Runs `body` holding the registry mutex alone, for state that readers on the hot path never touch.
-    func withRegistry<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(registry)
-        defer { pthread_mutex_unlock(registry) }
-        return body()
+    func lock() {
+        pthread_mutex_lock(mutex)
     }
 
-    /// Adds a thread's mutex to those a writer takes.
-    func register(_ thread: ThreadState) {
-        pthread_mutex_lock(registry)
-        readers.append(thread)
-        pthread_mutex_unlock(registry)
+    func unlock() {
+        pthread_mutex_unlock(mutex)
     }
 
-    /// Removes an exiting thread's mutex.
-    func unregister(_ thread: ThreadState) {
-        pthread_mutex_lock(registry)
-        readers.removeAll { $0 === thread }
-        pthread_mutex_unlock(registry)
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 
-    /// Excludes every reader and every other writer.
-    func lockExclusive() {
-        pthread_mutex_lock(registry)
-        for reader in readers { pthread_mutex_lock(reader.mutex) }
-    }
-
-    func unlockExclusive() {
-        for reader in readers { pthread_mutex_unlock(reader.mutex) }
-        pthread_mutex_unlock(registry)
-    }
-
-    /// Gives up the exclusive hold until another thread calls `broadcast()`, then takes it again.
+    /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
     ///
-    /// Callers re-check their condition afterwards, as a wake-up may be spurious.
-    func waitExclusive() {
-        for reader in readers { pthread_mutex_unlock(reader.mutex) }
-        pthread_cond_wait(condition, registry)
-        for reader in readers { pthread_mutex_lock(reader.mutex) }
+    /// Callers check their condition again afterwards, as a wake-up may be spurious.
+    func wait() {
+        pthread_cond_wait(condition!, mutex)
     }
 
-    /// Wakes every thread waiting in `waitExclusive()`.
+    /// Wakes every thread waiting in `wait()`.
+    ///
+    /// Called holding the lock.
     func broadcast() {
-        pthread_cond_broadcast(condition)
+        pthread_cond_broadcast(condition!)
     }
 }
