@@ -267,7 +267,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current?.anchor
+        self.anchor = InjectionScope.current?.anchorForProperty()
         self.readOnlyDeclaration = nil
     }
 
@@ -282,7 +282,7 @@ public struct Injected<Value> {
     ///   - line: The line of the declaration, for the message. Leave the default.
     public init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current?.anchor
+        self.anchor = InjectionScope.current?.anchorForProperty()
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
     }
 
@@ -292,10 +292,10 @@ public struct Injected<Value> {
     /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
     public var wrappedValue: Value {
         get {
-            guard let anchor else { return InjectedValues[keyPath] }
+            guard anchor != nil else { return InjectedValues[keyPath] }
             // Rather than look up the current scope here and again in the store, the property lends its anchor to
             // the reads its key path makes, and the store uses it only where no scope is active.
-            return ThreadState.current.lending(anchor) { InjectedValues[keyPath] }
+            return LentAnchor.lending(anchor) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -307,7 +307,7 @@ public struct Injected<Value> {
                 InjectedValues[writable] = newValue
                 return
             }
-            InjectionScope.$current.withValue(scope) { InjectedValues[writable] = newValue }
+            InjectionScope.$binding.withValue(.init(scope: scope)) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -379,7 +379,7 @@ public func withInjectedValues<R>(
 ) rethrows -> R {
     let scope = InjectionScope.makeNested(fresh: fresh)
     defer { scope.end() }
-    return try InjectionScope.$current.withValue(scope) {
+    return try InjectionScope.$binding.withValue(.init(scope: scope)) {
         var values = InjectedValues()
         try update(&values)
         return try operation()
@@ -415,7 +415,7 @@ public func withInjectedValues<R>(
 ) async rethrows -> R {
     let scope = InjectionScope.makeNested(fresh: fresh)
     defer { scope.end() }
-    return try await InjectionScope.$current.withValue(scope) {
+    return try await InjectionScope.$binding.withValue(.init(scope: scope)) {
         var values = InjectedValues()
         try update(&values)
         return try await operation()
@@ -449,57 +449,94 @@ public func withInjectedValues<R>(
 /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
 /// scopes below it.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: `overrides` and `cache` are read and written only while holding `lock`, and the other
-    // stored properties never change.
+    // `@unchecked Sendable`: `madeAnchor`, `overrides`, `cache` and `threads` are read and written only while holding
+    // `lock`, and the other stored properties never change.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
+    static var current: InjectionScope? { binding.scope }
+
+    /// The task-local binding behind `current`.
     ///
-    /// `nil` rather than the global store itself, because reading a bound object retains it: on the common path, with
-    /// no scope, every read on every thread would then write to the global store's reference count.
-    @TaskLocal static var current: InjectionScope?
+    /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
+    /// with no scope, every read on every thread would then write to the global store's reference count. It is a
+    /// struct rather than an optional because copying a task-local optional out looks up the optional's type metadata,
+    /// on every read.
+    @TaskLocal static var binding = Binding(scope: nil)
+
+    /// What `binding` holds.
+    struct Binding: Sendable {
+        let scope: InjectionScope?
+    }
 
     /// The innermost active scope, or the global store.
     static var active: InjectionScope { current ?? InjectionStore.global }
 
     let parent: InjectionScope?
     let lock: Lock
-    /// What `@Injected` properties created in this scope hold; `nil` for the global store.
-    let anchor: ScopeAnchor?
+    /// What `@Injected` properties created in this scope hold, made when the first of them is.
+    private var madeAnchor: ScopeAnchor?
     /// Overridden values, each a `Box` of its key's value type.
-    var overrides: [ObjectIdentifier: AnyObject] = [:]
+    var overrides = Overrides()
     /// The `.cached` values of a root, built or being built.
     var cache: [ObjectIdentifier: CacheEntry] = [:]
+    /// For the global store, the threads that have a view of it, which its writes and resets update.
+    var threads: [ObjectIdentifier: ThreadState] = [:]
 
-    private init(parent: InjectionScope?, anchored: Bool) {
+    private init(parent: InjectionScope?) {
         self.parent = parent
         // Only a root caches, so only a root has threads waiting for a build.
         lock = Lock(withCondition: parent == nil)
-        anchor = anchored ? ScopeAnchor(lock: lock) : nil
-        anchor?.begin(self)
     }
 
     /// The global store.
     static func makeGlobal() -> InjectionScope {
-        InjectionScope(parent: nil, anchored: false)
+        InjectionScope(parent: nil)
     }
 
     /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
     static func makeNested(fresh: Bool) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : active, anchored: true)
+        InjectionScope(parent: fresh ? nil : active)
+    }
+
+    /// What an `@Injected` property created in this scope holds: the scope's anchor, made on first use, so that a
+    /// scope in which no property is created pays nothing for it.
+    func anchorForProperty() -> ScopeAnchor {
+        lock.withLock {
+            if let madeAnchor { return madeAnchor }
+            let anchor = ScopeAnchor(scope: self, lock: lock)
+            madeAnchor = anchor
+            return anchor
+        }
     }
 
     /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the link
     /// between the scope and its anchor is broken, so neither keeps the other alive.
     func end() {
+        let anchor = lock.withLock { madeAnchor }
         _ = anchor?.end()
     }
 
-    /// Reads an override.
+    /// The box of a key's override, if the scope overrides it.
     ///
-    /// Called holding `lock`.
-    func override<Value>(of id: ObjectIdentifier, as type: Value.Type) -> Value? {
-        guard !overrides.isEmpty, let box = overrides[id] else { return nil }
-        return unbox(box, as: type)
+    /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
+    /// would cost every read a lookup of that optional's type metadata.
+    @inline(__always)
+    func overrideBox(for id: ObjectIdentifier) -> AnyObject? {
+        overrides[id]
+    }
+
+    /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
+    ///
+    /// Called holding `lock`, of the global store.
+    func forgetInViews(_ id: ObjectIdentifier) -> [AnyObject] {
+        threads.values.compactMap { $0.removeViewEntry(for: id) }
+    }
+
+    /// Empties every thread's view after a global reset, and returns what was removed.
+    ///
+    /// Called holding `lock`, of the global store.
+    func forgetAllInViews() -> [AnyObject] {
+        threads.values.flatMap { $0.removeViewEntries() }
     }
 
     /// Removes every override and cached value, and returns them, to be released once the lock is given up.
@@ -508,11 +545,52 @@ final class InjectionScope: @unchecked Sendable {
     /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
     /// store it, so the next read after a reset builds again.
     func takeAll() -> [AnyObject] {
-        var taken = Array(overrides.values)
+        var taken = overrides.boxes
         for case .ready(let box) in cache.values { taken.append(box) }
-        overrides = [:]
+        overrides = Overrides()
         cache = [:]
         return taken
+    }
+}
+
+/// A scope's overrides, each a `Box` of its key's value type.
+///
+/// Most scopes override a few keys, so they are kept in a short list, searched in order, which costs a read less than
+/// hashing its key would; past `listLimit` of them they move to a dictionary.
+struct Overrides {
+    private var few: [(id: ObjectIdentifier, box: AnyObject)] = []
+    private var many: [ObjectIdentifier: AnyObject] = [:]
+    private static let listLimit = 8
+
+    var isEmpty: Bool { few.isEmpty && many.isEmpty }
+
+    /// Every box, for a reset.
+    var boxes: [AnyObject] { few.map(\.box) + many.values }
+
+    @inline(__always)
+    subscript(id: ObjectIdentifier) -> AnyObject? {
+        guard many.isEmpty else { return many[id] }
+        for index in few.indices where few[index].id == id {
+            return few[index].box
+        }
+        return nil
+    }
+
+    /// Sets a key's box, and returns the one it replaces.
+    mutating func updateValue(_ box: AnyObject, forKey id: ObjectIdentifier) -> AnyObject? {
+        guard many.isEmpty else { return many.updateValue(box, forKey: id) }
+        if let index = few.firstIndex(where: { $0.id == id }) {
+            defer { few[index].box = box }
+            return few[index].box
+        }
+        if few.count < Self.listLimit {
+            few.append((id, box))
+        } else {
+            many = Dictionary(uniqueKeysWithValues: few.map { ($0.id, $0.box) })
+            many[id] = box
+            few = []
+        }
+        return nil
     }
 }
 
@@ -526,17 +604,15 @@ final class ScopeAnchor: @unchecked Sendable {
     private let lock: Lock
     private var running: InjectionScope?
 
-    init(lock: Lock) {
+    /// An anchor for a scope whose operation runs; called holding `lock`.
+    init(scope: InjectionScope, lock: Lock) {
         self.lock = lock
+        running = scope
     }
 
     /// The scope, while its operation runs.
     var scope: InjectionScope? {
         lock.withLock { running }
-    }
-
-    func begin(_ scope: InjectionScope) {
-        lock.withLock { running = scope }
     }
 
     /// Forgets the scope, and returns it, so that the caller releases it outside the lock.
@@ -578,9 +654,6 @@ enum InjectionStore {
     /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
     static let global = InjectionScope.makeGlobal()
 
-    /// The threads that have a view of the global store; read and written only while holding `global.lock`.
-    static let threads = ThreadRegistry()
-
     /// The lock of the wait graph.
     ///
     /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
@@ -588,33 +661,32 @@ enum InjectionStore {
     static let waits = Lock(withCondition: false)
 
     static func value<K: InjectionKey>(for key: K.Type) -> K.Value {
-        let thread = ThreadState.current
         if let scope = InjectionScope.current {
-            return value(for: key, from: scope, on: thread)
+            return value(for: key, from: scope)
         }
-        if let anchor = thread.lent {
-            return value(for: key, rememberedBy: anchor, on: thread)
+        if let anchor = LentAnchor.current {
+            return value(for: key, rememberedBy: anchor)
         }
-        return globalValue(for: key, on: thread)
+        return globalValue(for: key, on: ThreadState.current)
     }
 
     /// Reads a key from a scope: its override, or else the override of the scope around it, and so on, up to the root.
-    private static func value<K: InjectionKey>(
-        for key: K.Type,
-        from start: InjectionScope,
-        on thread: ThreadState
-    ) -> K.Value {
-        let id = ObjectIdentifier(key)
-        var scope = start
-        while let parent = scope.parent {
-            let value = scope.lock.withLock { scope.override(of: id, as: K.Value.self) }
-            if let value { return value }
-            scope = parent
-        }
+    ///
+    /// It looks up the thread's state only once it reaches the root, so that an override costs no more than its lookup,
+    /// and it moves outwards by calling itself, so that no scope is retained on the way.
+    private static func value<K: InjectionKey>(for key: K.Type, from scope: InjectionScope) -> K.Value {
         if scope === global {
-            return globalValue(for: key, on: thread)
+            return globalValue(for: key, on: ThreadState.current)
         }
-        return rootValue(for: key, in: scope, on: thread)
+        scope.lock.lock()
+        if let box = scope.overrideBox(for: ObjectIdentifier(key)) {
+            let value = unbox(box, as: K.Value.self)
+            scope.lock.unlock()
+            return value
+        }
+        scope.lock.unlock()
+        guard let parent = scope.parent else { return rootValue(for: key, in: scope, on: ThreadState.current) }
+        return value(for: key, from: parent)
     }
 
     /// Reads a key for an `@Injected` property that was created in a scope and is read from outside any scope: while
@@ -622,18 +694,14 @@ enum InjectionStore {
     ///
     /// Kept out of line, so that the common path stays small.
     @inline(never)
-    private static func value<K: InjectionKey>(
-        for key: K.Type,
-        rememberedBy anchor: ScopeAnchor,
-        on thread: ThreadState
-    ) -> K.Value {
-        guard let scope = anchor.scope else { return globalValue(for: key, on: thread) }
-        return value(for: key, from: scope, on: thread)
+    private static func value<K: InjectionKey>(for key: K.Type, rememberedBy anchor: ScopeAnchor) -> K.Value {
+        guard let scope = anchor.scope else { return globalValue(for: key, on: ThreadState.current) }
+        return value(for: key, from: scope)
     }
 
     /// Reads a key from the global store, through the thread's view of it.
     private static func globalValue<K: InjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
-        switch thread.viewEntry(for: ObjectIdentifier(key)) {
+        switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
         case .value(let box)?: unbox(box, as: K.Value.self)
         case .evaluate?: thread.evaluate(key)
         case nil: rootValue(for: key, in: global, on: thread)
@@ -653,7 +721,8 @@ enum InjectionStore {
         let isGlobal = root === global
         root.lock.lock()
         while true {
-            if let value = root.override(of: id, as: K.Value.self) {
+            if let box = root.overrideBox(for: id) {
+                let value = unbox(box, as: K.Value.self)
                 if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
                 root.lock.unlock()
                 return value
@@ -708,9 +777,9 @@ enum InjectionStore {
         on thread: ThreadState
     ) -> K.Value {
         let context = root === global ? nil : root
-        return thread.lending(nil) {
+        return LentAnchor.lending(nil) {
             if InjectionScope.current === context { return thread.evaluate(key) }
-            return InjectionScope.$current.withValue(context) { thread.evaluate(key) }
+            return InjectionScope.$binding.withValue(.init(scope: context)) { thread.evaluate(key) }
         }
     }
 
@@ -720,7 +789,7 @@ enum InjectionStore {
         let box = Box(value)
         let replaced: [AnyObject] = scope.lock.withLock {
             let previous = scope.overrides.updateValue(box, forKey: id)
-            var replaced = scope === global ? threads.forget(id) : []
+            var replaced = scope === global ? scope.forgetInViews(id) : []
             if let previous { replaced.append(previous) }
             return replaced
         }
@@ -732,37 +801,13 @@ enum InjectionStore {
         let scope = InjectionScope.active
         let dropped: [AnyObject] = scope.lock.withLock {
             var dropped = scope.takeAll()
-            if scope === global { dropped += threads.forgetAll() }
+            if scope === global { dropped += scope.forgetAllInViews() }
             // Threads waiting for a build that the reset dropped build it again.
             if scope.parent == nil { scope.lock.broadcast() }
             return dropped
         }
         // Released here, outside the lock, because a value's deinit is user code.
         withExtendedLifetime(dropped) {}
-    }
-}
-
-/// The threads that have a view of the global store.
-final class ThreadRegistry: @unchecked Sendable {
-    // `@unchecked Sendable`: `states` is read and written only while holding `InjectionStore.global.lock`.
-    private var states: [ObjectIdentifier: ThreadState] = [:]
-
-    func add(_ thread: ThreadState) {
-        states[ObjectIdentifier(thread)] = thread
-    }
-
-    func remove(_ thread: ThreadState) {
-        states[ObjectIdentifier(thread)] = nil
-    }
-
-    /// Removes a key's entry from every view, and returns what was removed.
-    func forget(_ id: ObjectIdentifier) -> [AnyObject] {
-        states.values.compactMap { $0.removeViewEntry(for: id) }
-    }
-
-    /// Empties every view, and returns what was removed.
-    func forgetAll() -> [AnyObject] {
-        states.values.flatMap { $0.removeViewEntries() }
     }
 }
 
@@ -785,24 +830,36 @@ enum ViewEntry {
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
     // `@unchecked Sendable`: other threads touch only `view`, while holding `lock`, and the wait record, while holding
-    // `InjectionStore.waits`; `stack` and `lent` are read and written only by the thread that owns this state, whose
-    // thread-specific data it is.
+    // `InjectionStore.waits`; `own` is read and written only by the thread that owns this state, whose thread-specific
+    // data it is.
+    // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
+    // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
 
     private let lock = Lock(withCondition: false)
-    /// Entries of the global store this thread has looked up.
-    ///
-    /// Added by this thread only, removed by writers; both while holding the global store's lock and `lock`, so
-    /// readers need only `lock`.
-    private var view: [ObjectIdentifier: ViewEntry] = [:]
-    /// Whether `InjectionStore.threads` holds this state; read and written while holding the global store's lock.
-    private var registered = false
-    /// The keys whose defaults this thread is evaluating, outermost first.
-    private var stack: [Any.Type] = []
-    /// The anchor of the `@Injected` property whose read is in progress on this thread, if it was created in a scope.
-    private(set) var lent: ScopeAnchor?
+    /// What this thread knows of the global store, written while holding both the global store's lock and `lock`, so
+    /// that readers need only `lock`.
+    @exclusivity(unchecked) private var view = View()
+    @exclusivity(unchecked) private var own = Own()
     /// The build this thread waits for, and its stack when it began waiting.
     private var waitingFor: BuildTicket?
     private var waitingKeys: [Any.Type] = []
+
+    /// A thread's view of the global store.
+    private struct View {
+        /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
+        var registered = false
+        /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
+        /// it does not.
+        var globalOverrides = false
+        /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
+        var entries: [ObjectIdentifier: ViewEntry] = [:]
+    }
+
+    /// What only the thread that owns this state reads and writes.
+    private struct Own {
+        /// The keys whose defaults this thread is evaluating, outermost first.
+        var stack: [Any.Type] = []
+    }
 
     /// This thread's state, made on first use and released when the thread exits.
     static var current: ThreadState {
@@ -816,41 +873,55 @@ final class ThreadState: @unchecked Sendable {
         return state
     }
 
-    /// Runs `body` with `anchor` as the lent anchor, then restores the one before.
-    func lending<T>(_ anchor: ScopeAnchor?, _ body: () -> T) -> T {
-        let outer = lent
-        lent = anchor
-        defer { lent = outer }
-        return body()
+    /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
+    func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
+        lock.withLock {
+            if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
+            return view.entries[id]
+        }
     }
 
-    func viewEntry(for id: ObjectIdentifier) -> ViewEntry? {
-        lock.withLock { view[id] }
-    }
-
-    /// Records what the global store holds for a key.
+    /// Records what the global store holds for a key, registering the thread with its writers first if need be.
     ///
     /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
     /// replaced.
     func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
-        if !registered {
-            registered = true
-            InjectionStore.threads.add(self)
+        let global = InjectionStore.global
+        if !view.registered {
+            global.threads[ObjectIdentifier(self)] = self
         }
-        lock.withLock { view[id] = entry }
+        lock.withLock {
+            if !view.registered {
+                view.registered = true
+                view.globalOverrides = !global.overrides.isEmpty
+            }
+            view.entries[id] = entry
+        }
     }
 
-    /// Called holding the global store's lock; returns the value removed, if any, to be released after unlocking.
+    /// Removes a key's entry after a global write, and returns the value removed, if any, to be released after
+    /// unlocking.
+    ///
+    /// Called holding the global store's lock.
     func removeViewEntry(for id: ObjectIdentifier) -> AnyObject? {
-        guard case .value(let box)? = lock.withLock({ view.removeValue(forKey: id) }) else { return nil }
+        let removed = lock.withLock {
+            view.globalOverrides = true
+            return view.entries.removeValue(forKey: id)
+        }
+        guard case .value(let box)? = removed else { return nil }
         return box
     }
 
-    /// Called holding the global store's lock; returns the values removed, to be released after unlocking.
+    /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
+    ///
+    /// Called holding the global store's lock.
     func removeViewEntries() -> [AnyObject] {
         let removed = lock.withLock {
-            defer { view = [:] }
-            return view
+            defer {
+                view.entries = [:]
+                view.globalOverrides = false
+            }
+            return view.entries
         }
         return removed.values.compactMap { entry in
             guard case .value(let box) = entry else { return nil }
@@ -861,18 +932,18 @@ final class ThreadState: @unchecked Sendable {
     /// Called when the thread exits.
     func unregister() {
         InjectionStore.global.lock.withLock {
-            if registered { InjectionStore.threads.remove(self) }
+            if view.registered { InjectionStore.global.threads[ObjectIdentifier(self)] = nil }
         }
     }
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
     func evaluate<K: InjectionKey>(_ key: K.Type) -> K.Value {
-        if let index = stack.firstIndex(where: { $0 == key }) {
-            dependencyCycle(Array(stack[index...]) + [key])
+        if let index = own.stack.firstIndex(where: { $0 == key }) {
+            dependencyCycle(Array(own.stack[index...]) + [key])
         }
-        stack.append(key)
-        defer { stack.removeLast() }
+        own.stack.append(key)
+        defer { own.stack.removeLast() }
         return K.currentValue
     }
 
@@ -895,7 +966,7 @@ final class ThreadState: @unchecked Sendable {
             chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
             next = blocker
         }
-        return Array(stack.drop(while: { $0 != next.key })) + chain + [next.key]
+        return Array(own.stack.drop(while: { $0 != next.key })) + chain + [next.key]
     }
 
     /// Records that this thread waits for another thread's build.
@@ -903,7 +974,7 @@ final class ThreadState: @unchecked Sendable {
     /// Called holding `InjectionStore.waits`.
     func beginWaiting(for ticket: BuildTicket) {
         waitingFor = ticket
-        waitingKeys = stack
+        waitingKeys = own.stack
     }
 
     /// Records that this thread no longer waits.
@@ -930,17 +1001,45 @@ final class BuildTicket: @unchecked Sendable {
     }
 }
 
+/// The anchor that the `@Injected` property being read on this thread lends to the reads its key path makes.
+///
+/// It lives in a thread-specific slot of its own, as a plain pointer, so that lending it costs no reference count: a
+/// property's anchor is shared by every property made in its scope, so counting references to it from several
+/// threads would make them contend.
+enum LentAnchor {
+    /// The anchor lent to the read in progress on this thread, if any.
+    static var current: ScopeAnchor? {
+        // The pointer was stored by `lending(_:_:)` below, whose caller holds the anchor until it restores the slot.
+        pthread_getspecific(lentAnchorKey).map { Unmanaged<ScopeAnchor>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs `body` with `anchor` lent, then restores the anchor lent before.
+    static func lending<T>(_ anchor: ScopeAnchor?, _ body: () -> T) -> T {
+        let outer = pthread_getspecific(lentAnchorKey)
+        // Unretained: `anchor` is held by the caller for the whole of `body`, after which the slot is restored.
+        pthread_setspecific(lentAnchorKey, anchor.map { Unmanaged.passUnretained($0).toOpaque() })
+        defer { pthread_setspecific(lentAnchorKey, outer) }
+        return body()
+    }
+}
+
+/// The thread-specific data key of `LentAnchor`; the slot owns nothing, so it needs no destructor.
+private let lentAnchorKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
+    return key
+}()
+
 /// The thread-specific data key under which each thread keeps its `ThreadState`.
 private let threadKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in
-        #if canImport(Darwin)
-        let state = Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue()
-        #else
+        #if !canImport(Darwin)
         guard let pointer else { return }
-        let state = Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue()
         #endif
-        state.unregister()
+        // Takes back the reference that `ThreadState.current` gave the slot; the state is released after this line.
+        Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue().unregister()
     }
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
     return key
