@@ -14,29 +14,14 @@ struct BuildRaceTests {
     static let generations = 1_000
 
     @Test("16 threads entering a chain and a diamond of slow cached defaults by five keys build each once, 1,000 times")
-
     func chainAndDiamondFromDifferentKeys() {
         let log = BuildLog()
         withInjectedValues(fresh: true) {
             $0.buildLog = log
         } operation: {
             let entries = [Injected(\.top), Injected(\.middle), Injected(\.apex), Injected(\.left), Injected(\.right)]
-            let threads = RaceThreads(16)
-            defer { threads.stop() }
-            let record = GenerationRecord()
-            var problems: [String] = []
-            for generation in 0..<Self.generations {
-                // A reset drops the scope's overrides too, so the log goes back in.
-                InjectedValues.reset()
-                InjectedValues[\.buildLog] = log
-                let finished = threads.round { index in record.record(entries[index % entries.count].wrappedValue) }
-                guard finished else {
-                    Issue.record("generation \(generation) did not finish within 30 seconds: a build deadlocked")
-                    return
-                }
-                let builds = log.take()
-                if builds != everyRaceKeyOnce { problems.append("generation \(generation) built \(builds)") }
-                problems += record.problems(expectingLog: log).map { "generation \(generation): \($0)" }
+            let problems = raceThroughGenerations(Self.generations, threads: 16, log: log) { index in
+                entries[index % entries.count].wrappedValue
             }
             #expect(problems.count == 0, "the first problems: \(problems.prefix(5))")
         }
@@ -100,7 +85,9 @@ struct BuildRaceTests {
                 InjectedValues.reset()
                 InjectedValues[\.buildLog] = log
                 generation.advance()
-                usleep(UInt32.random(in: 0...400))
+                // Gaps from none to longer than a build of the whole chain (three defaults of 200 µs), so that builds are
+                // cut short by resets and also finish.
+                usleep(UInt32.random(in: 0...1_500))
             }
             generation.end()
             #expect(threads.finish(), "a reader did not finish within 30 seconds: a build deadlocked")

@@ -72,6 +72,37 @@ final class RaceThreads: @unchecked Sendable {
     }
 }
 
+/// Races threads through generations of the race keys, and returns what went wrong.
+///
+/// Each generation resets the active scope (or the global store), puts `log` back in it, has each of `threads`
+/// threads read one node with `read` at once, and checks that every race key was built exactly once, in `log`'s
+/// context, and that every reader got the one instance of each. A generation that hangs records an issue and ends the
+/// race.
+func raceThroughGenerations(
+    _ generations: Int,
+    threads count: Int,
+    log: BuildLog,
+    read: @escaping @Sendable (Int) -> Node
+) -> [String] {
+    let threads = RaceThreads(count)
+    defer { threads.stop() }
+    let record = GenerationRecord()
+    var problems: [String] = []
+    for generation in 0..<generations {
+        // A reset drops the scope's overrides too, so the log goes back in.
+        InjectedValues.reset()
+        InjectedValues[\.buildLog] = log
+        guard threads.round({ index in record.record(read(index)) }) else {
+            Issue.record("generation \(generation) did not finish within 30 seconds: a build deadlocked")
+            return problems
+        }
+        let builds = log.take()
+        if builds != everyRaceKeyOnce { problems.append("generation \(generation) built \(builds)") }
+        problems += record.problems(expectingLog: log).map { "generation \(generation): \($0)" }
+    }
+    return problems
+}
+
 /// Counts the builds of each key, so that a test can tell how often each default ran, and in which scope.
 ///
 /// A race test overrides `\.buildLog` in the scope or store it works in; the race keys' defaults read it, so a node
