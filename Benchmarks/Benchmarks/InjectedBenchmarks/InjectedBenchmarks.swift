@@ -30,8 +30,12 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Article pattern: @Injected read") { articleReads($0.scaledIterations.count) }
     Benchmark("Injected: @Injected read, nothing overridden") { injectedReads($0.scaledIterations.count) }
+    // Each read benchmark reads once before it starts measuring: after a write, a thread's first read of the global
+    // store copies the value into its view, which allocates, and a scope makes its anchor with the first property
+    // made in it. Neither happens again on later reads.
     Benchmark("Injected: @Injected read, global override") { benchmark in
         InjectedValues[\.provider] = Provider(id: 2)
+        injectedReads(1)
         benchmark.startMeasurement()
         injectedReads(benchmark.scaledIterations.count)
         benchmark.stopMeasurement()
@@ -41,6 +45,7 @@ let benchmarks: @Sendable () -> Void = {
         withInjectedValues {
             $0.provider = Provider(id: 3)
         } operation: {
+            injectedReads(1)
             benchmark.startMeasurement()
             injectedReads(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
@@ -53,6 +58,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("Injected: read with \(keys) keys overridden") { benchmark in
             overrideIndexedKeys(count: keys)
             let key = indexedKey(keys / 2)
+            indexedReads(key, 1)
             benchmark.startMeasurement()
             indexedReads(key, benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
@@ -102,6 +108,38 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: Scopes and writes, against thread count
+
+    // A server's per-request scope: one override, and 20 reads by a handler made once, before any request.
+    // swift-dependencies runs the same request with `withDependencies`.
+    pairedBenchmark(
+        "swift-dependencies per-request scope / Injected",
+        subject: dependenciesRequests,
+        reference: requests
+    )
+    // The same requests, and a test's fresh scope that builds five `.cached` dependencies, with 500 idle threads
+    // that have each read a dependency once (a large thread pool) against none. Each pair starts and joins the idle
+    // threads outside the timed batches.
+    let idleConfiguration = Benchmark.Configuration(
+        metrics: [.throughput, scaling],
+        scalingFactor: .one,
+        maxDuration: .seconds(4)
+    )
+    let idleWork: [(String, Batch)] = [
+        ("per-request scopes", requests),
+        ("fresh scopes building five cached dependencies", freshScopesBuildingFive),
+    ]
+    for (name, work) in idleWork {
+        let label = "Paired: Injected \(name) with 500 idle threads / no idle threads"
+        Benchmark(label, configuration: idleConfiguration) { benchmark in
+            measureIdleThreads(benchmark, count: 500) { work(1_000) }
+        }
+    }
+    Benchmark("Paired: Injected per-request scopes two threads / one thread", configuration: scalingConfiguration) {
+        benchmark in
+        measureScaling(benchmark) { threads in onThreads(threads) { requests(10_000) } }
+    }
+
     // MARK: Other operations
 
     for overrides in [1, 10] {
@@ -132,6 +170,24 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Injected: global write") { benchmark in
         for iteration in benchmark.scaledIterations { InjectedValues[\.provider] = Provider(id: iteration) }
         benchmark.stopMeasurement()
+        InjectedValues.reset()
+    }
+
+    // A global write visits every thread that has read the global store; this is what it costs with 500 of them.
+    let idleWrites = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 1,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2),
+        maxIterations: 20
+    )
+    Benchmark("Injected: global write with 500 idle threads", configuration: idleWrites) { benchmark in
+        let threads = IdleThreads(count: 500)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations { InjectedValues[\.provider] = Provider(id: iteration) }
+        benchmark.stopMeasurement()
+        threads.join()
         InjectedValues.reset()
     }
 }
@@ -165,6 +221,44 @@ func swinjectContainer() -> Container {
 
 func swinjectReads(_ container: Container, _ count: Int) {
     for _ in 0..<count { blackHole(container.resolve((any Providing).self)!.id) }
+}
+
+/// `count` requests, each a scope with one override in which the server's long-lived handler reads it 20 times.
+func requests(_ count: Int) {
+    let handler = InjectedController()
+    for request in 0..<count {
+        withInjectedValues {
+            $0.provider = Provider(id: request)
+        } operation: {
+            for _ in 0..<20 { blackHole(handler.provider.id) }
+        }
+    }
+}
+
+/// The same requests as ``requests(_:)``, with swift-dependencies.
+func dependenciesRequests(_ count: Int) {
+    let handler = DependenciesController()
+    for request in 0..<count {
+        withDependencies {
+            $0.provider = Provider(id: request)
+        } operation: {
+            for _ in 0..<20 { blackHole(handler.provider.id) }
+        }
+    }
+}
+
+/// `count` tests' worth of set-up: each a fresh scope that builds five `.cached` dependencies.
+func freshScopesBuildingFive(_ count: Int) {
+    for _ in 0..<count {
+        withInjectedValues(fresh: true) { _ in
+        } operation: {
+            blackHole(InjectedValues[\.cachedOne].id)
+            blackHole(InjectedValues[\.cachedTwo].id)
+            blackHole(InjectedValues[\.cachedThree].id)
+            blackHole(InjectedValues[\.cachedFour].id)
+            blackHole(InjectedValues[\.cachedFive].id)
+        }
+    }
 }
 
 /// Reads `key` `count` times.
@@ -243,6 +337,75 @@ func measureScaling(_ benchmark: Benchmark, _ run: (Int) -> Void) {
     }
 }
 
+/// Records, for pairs of batches, the throughput of `batch` while `count` idle threads exist over its throughput
+/// while none do, in both orders.
+///
+/// The idle threads each read a dependency once, as the threads of a large pool that has served requests do, and
+/// then wait; they are started before, and joined after, the timed batch.
+func measureIdleThreads(_ benchmark: Benchmark, count: Int, _ batch: () -> Void) {
+    let clock = ContinuousClock()
+    for idleFirst in [true, false] {
+        var none = Duration.zero
+        var idle = Duration.zero
+        if !idleFirst { none = clock.measure(batch) }
+        let threads = IdleThreads(count: count)
+        idle = clock.measure(batch)
+        threads.join()
+        if idleFirst { none = clock.measure(batch) }
+        benchmark.measurement(scaling, Int((none / idle * 1_000).rounded()))
+    }
+}
+
+/// Threads that have each read a dependency once and wait, until `join()` lets them finish.
+///
+/// POSIX threads rather than `Thread`, so that `join()` returns only once every thread has exited, after the library
+/// has forgotten it.
+final class IdleThreads {
+    #if canImport(Darwin)
+    private var handles: [pthread_t?] = []
+    #else
+    private var handles: [pthread_t] = []
+    #endif
+
+    init(count: Int) {
+        for _ in 0..<count {
+            #if canImport(Darwin)
+            var handle: pthread_t?
+            #else
+            var handle = pthread_t()
+            #endif
+            let status = pthread_create(
+                &handle,
+                nil,
+                { _ in
+                    blackHole(InjectedValues[\.provider].id)
+                    idleThreadsRead.signal()
+                    idleThreadsRelease.wait()
+                    return nil
+                },
+                nil
+            )
+            precondition(status == 0, "pthread_create failed with \(status)")
+            handles.append(handle)
+        }
+        for _ in 0..<count { idleThreadsRead.wait() }
+    }
+
+    func join() {
+        for _ in handles { idleThreadsRelease.signal() }
+        for handle in handles {
+            #if canImport(Darwin)
+            pthread_join(handle!, nil)
+            #else
+            pthread_join(handle, nil)
+            #endif
+        }
+    }
+}
+
+let idleThreadsRead = DispatchSemaphore(value: 0)
+let idleThreadsRelease = DispatchSemaphore(value: 0)
+
 /// Runs `body` on `threads` new threads at once and waits for all of them.
 func onThreads(_ threads: Int, _ body: @escaping @Sendable () -> Void) {
     let group = DispatchGroup()
@@ -292,6 +455,39 @@ enum ProviderKey: InjectionKey {
 enum CachedServiceKey: InjectionKey {
     static var currentValue: any Providing { Provider(id: 5) }
     static var lifetime: InjectionLifetime { .cached }
+}
+
+enum CachedOneKey: InjectionKey {
+    static var currentValue: any Providing { Provider(id: 11) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+enum CachedTwoKey: InjectionKey {
+    static var currentValue: any Providing { Provider(id: 12) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+enum CachedThreeKey: InjectionKey {
+    static var currentValue: any Providing { Provider(id: 13) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+enum CachedFourKey: InjectionKey {
+    static var currentValue: any Providing { Provider(id: 14) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+enum CachedFiveKey: InjectionKey {
+    static var currentValue: any Providing { Provider(id: 15) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension InjectedValues {
+    var cachedOne: any Providing { Self[CachedOneKey.self] }
+    var cachedTwo: any Providing { Self[CachedTwoKey.self] }
+    var cachedThree: any Providing { Self[CachedThreeKey.self] }
+    var cachedFour: any Providing { Self[CachedFourKey.self] }
+    var cachedFive: any Providing { Self[CachedFiveKey.self] }
 }
 
 extension InjectedValues {
