@@ -823,7 +823,7 @@ enum ViewEntry {
 }
 
 /// What the library keeps for each thread that uses it: its view of the global store, the keys whose defaults it is
-/// evaluating, the anchor lent to it by the `@Injected` property it is reading, and what it waits for.
+/// evaluating, and the build it waits for.
 ///
 /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
 /// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
