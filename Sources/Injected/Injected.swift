@@ -512,8 +512,9 @@ final class InjectionScope: @unchecked Sendable {
     /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the link
     /// between the scope and its anchor is broken, so neither keeps the other alive.
     func end() {
-        let anchor = lock.withLock { madeAnchor }
-        _ = anchor?.end()
+        // The scope is handed back and released after unlocking, though the caller still holds it.
+        let ended = lock.withLock { madeAnchor?.forgetScope() }
+        withExtendedLifetime(ended) {}
     }
 
     /// The box of a key's override, if the scope overrides it.
@@ -616,11 +617,11 @@ final class ScopeAnchor: @unchecked Sendable {
     }
 
     /// Forgets the scope, and returns it, so that the caller releases it outside the lock.
-    func end() -> InjectionScope? {
-        lock.withLock {
-            defer { running = nil }
-            return running
-        }
+    ///
+    /// Called holding `lock`, by `InjectionScope.end()`, which reads the anchor under the same hold.
+    func forgetScope() -> InjectionScope? {
+        defer { running = nil }
+        return running
     }
 }
 
