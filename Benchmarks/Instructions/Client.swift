@@ -13,7 +13,7 @@ struct Provider: Providing {
     let id: Int
 }
 
-enum ProviderKey: InjectionKey {
+enum ProviderKey: ReadOnlyInjectionKey {
     static let currentValue: any Providing = Provider(id: 1)
 }
 

@@ -20,16 +20,16 @@ import Bionic
 
 // MARK: - Keys
 
-/// A key that names one dependency in ``InjectedValues`` and supplies its default value.
+/// A key that names one dependency in ``InjectedValues`` and holds its global value, as in the article that
+/// introduced the pattern.
 ///
 /// Declare a key for each dependency, usually as a `private` type, and expose the dependency through a computed
 /// accessor in an extension of ``InjectedValues``. The accessor is what code reads and overrides; the key stays
 /// hidden, so the module that owns the dependency decides its default.
 ///
 /// ```swift
-/// private enum NetworkProviderKey: InjectionKey {
-///     static var currentValue: any NetworkProviding { NetworkProvider() }
-///     static var lifetime: InjectionLifetime { .cached }
+/// private struct NetworkProviderKey: InjectionKey {
+///     nonisolated(unsafe) static var currentValue: any NetworkProviding = NetworkProvider()
 /// }
 ///
 /// extension InjectedValues {
@@ -40,15 +40,55 @@ import Bionic
 /// }
 /// ```
 ///
-/// `currentValue` only has to be readable, so every common declaration conforms: a stored `static var` (in Swift 6
-/// mode marked `nonisolated(unsafe)`), a `static let`, an optional with no initial value, a computed property, or a
-/// service type that is its own key. ``Value`` has no `Sendable` requirement: the store that holds overrides and
-/// cached values is protected by a lock, whatever the values are.
+/// An `InjectionKey`'s `currentValue` is settable, and it *is* the dependency's global value: a write made while no
+/// scope is active, `InjectedValues[\.networkProvider] = mock`, assigns `NetworkProviderKey.currentValue`, so that
+/// writing the store and writing `NetworkProviderKey.currentValue = mock` directly are one and the same, and the last
+/// write wins. ``InjectedValues/reset()`` assigns back what `currentValue` held before the store first wrote it.
+/// Writes inside a scope never touch `currentValue`; they stay in the scope.
+///
+/// > Important: `currentValue` is a global variable, which Swift 6 makes you mark `nonisolated(unsafe)`: reading it
+/// > while another thread writes it, directly or through the store, is a data race, as in the article. The store
+/// > serializes its own writes with each other and with resets, but holds no lock while a value is read. For a
+/// > dependency that may be written while other threads read it, declare a ``ReadOnlyInjectionKey`` instead: the
+/// > store then keeps overrides itself, behind its locks, and the compiler proves the key race-free.
+///
+/// Declare `currentValue` as a stored property. The store assigns it while holding a lock of its own; an observer
+/// (`didSet`) runs under that lock, and may read and write dependencies, but should not wait for other threads.
+public protocol InjectionKey: ReadOnlyInjectionKey {
+    /// The dependency's global value: its default, and what a write made outside any scope assigns.
+    ///
+    /// Declare it as a stored `static var`; in Swift 6 mode, `nonisolated(unsafe) static var`.
+    static var currentValue: Value { get set }
+}
+
+/// A key whose default cannot be assigned: the store keeps every override itself, and the compiler can prove the key
+/// race-free.
+///
+/// This is the Swift 6 way to declare a dependency. `currentValue` only has to be readable, so a computed property, a
+/// `static let`, or a service type that is its own key all conform, and none needs `nonisolated(unsafe)`:
+///
+/// ```swift
+/// private enum ClockKey: ReadOnlyInjectionKey {
+///     static var currentValue: any Clock { SystemClock() }
+///     static var lifetime: InjectionLifetime { .cached }
+/// }
+///
+/// extension InjectedValues {
+///     var clock: any Clock {
+///         get { Self[ClockKey.self] }
+///         set { Self[ClockKey.self] = newValue }
+///     }
+/// }
+/// ```
+///
+/// Only the key's default is read-only: the dependency is overridden through the store as usual. A write made outside
+/// any scope overrides the key in the global store, without touching `currentValue`, and ``InjectedValues/reset()``
+/// drops the override. ``InjectionKey`` refines this protocol with a settable `currentValue`, the article's contract.
 ///
 /// > Important: While nothing overrides the key, what a read returns depends on ``lifetime``. With the default,
 /// > ``InjectionLifetime/uncached``, every read asks `currentValue` again, so a computed `currentValue` makes a new
 /// > instance per read. See ``InjectionLifetime``.
-public protocol InjectionKey {
+public protocol ReadOnlyInjectionKey {
     /// The type of the dependency this key stands for.
     associatedtype Value
 
@@ -65,7 +105,7 @@ public protocol InjectionKey {
     static var lifetime: InjectionLifetime { get }
 }
 
-extension InjectionKey {
+extension ReadOnlyInjectionKey {
     /// The default lifetime, ``InjectionLifetime/uncached``: every read asks the key's `currentValue`.
     public static var lifetime: InjectionLifetime { .uncached }
 }
@@ -76,20 +116,21 @@ extension InjectionKey {
 ///
 /// | Declaration | `.uncached` | `.cached` |
 /// |---|---|---|
-/// | `static var currentValue = Service()` | one shared instance, made on first read | the same |
-/// | `static var currentValue: Service { Service() }` | a new instance per read (a factory) | one instance, made on first read |
+/// | ``InjectionKey``: `static var currentValue = Service()` | one shared instance, made on first read | the same |
+/// | ``ReadOnlyInjectionKey``: `static var currentValue: Service { Service() }` | a new instance per read (a factory) | one instance, made on first read |
 ///
-/// `.cached` is the Swift 6 way to have a lazily created singleton of a type that is not `Sendable`: a computed
-/// `currentValue` needs no `nonisolated(unsafe)`, and the store builds it exactly once.
+/// `.cached` is the Swift 6 way to have a lazily created singleton: a computed `currentValue` needs no
+/// `nonisolated(unsafe)`, and the store builds it exactly once.
 public enum InjectionLifetime: Sendable, Hashable {
     /// Every read asks the key's `currentValue`.
     ///
     /// The key's declaration decides what a read returns: a stored static is one shared instance, a computed property
-    /// makes a new instance per read, and a direct write to `Key.currentValue` is what the next read returns.
+    /// makes a new instance per read, and whatever an ``InjectionKey``'s `currentValue` was last assigned, directly
+    /// or by a global write, is what the next read returns.
     case uncached
 
     /// The first read evaluates `currentValue`, and every later read returns that same instance until
-    /// ``InjectedValues/reset()``.
+    /// ``InjectedValues/reset()``, or until a global write assigns an ``InjectionKey``'s `currentValue`.
     ///
     /// The value is built exactly once, even when many threads read it for the first time at the same moment: one
     /// thread builds it while the others wait. It is cached in the global store, or in the fresh scope that is
@@ -102,7 +143,8 @@ public enum InjectionLifetime: Sendable, Hashable {
 
 /// The store of dependencies: read, override and reset them through its static subscripts.
 ///
-/// Each dependency is an accessor declared in an extension of `InjectedValues`, backed by an ``InjectionKey``.
+/// Each dependency is an accessor declared in an extension of `InjectedValues`, backed by an ``InjectionKey`` or a
+/// ``ReadOnlyInjectionKey``.
 /// Code reads a dependency with the ``Injected`` property wrapper or the static subscript, and replaces it by
 /// writing through the same subscript:
 ///
@@ -117,15 +159,17 @@ public enum InjectionLifetime: Sendable, Hashable {
 ///
 /// - A **read** returns the first override it finds in the innermost active scope, then the scopes around it,
 ///   then the global store. Where nothing overrides the key, it returns the key's default according to its
-///   ``InjectionKey/lifetime``. A fresh scope ends the search at itself.
+///   ``ReadOnlyInjectionKey/lifetime``. A fresh scope ends the search at itself.
 /// - A **write** overrides the key in the innermost active scope, or in the global store when no scope is active.
 ///   Every later read in that scope sees it, including reads through objects created before the write.
 ///
 /// An accessor may be written with the static subscript, `Self[Key.self]`, as in the article that introduced the
 /// pattern, or with the instance subscript, `self[Key.self]`, as in SwiftUI. Both behave identically.
 ///
-/// > Important: Writing `InjectedValues[Key.self] = value` overrides the key in the store. It does not assign
-/// > `Key.currentValue`, so the key's own default is untouched and ``reset()`` brings it back.
+/// What a write made outside any scope does depends on how the key is declared. For an ``InjectionKey``, whose
+/// `currentValue` is settable as in the article, it assigns `Key.currentValue`, so the store and the key's variable
+/// are one value and the last write wins, whichever way it was spelled. For a ``ReadOnlyInjectionKey`` it overrides
+/// the key in the global store and leaves the default alone. Either way, ``reset()`` undoes it.
 public struct InjectedValues: Sendable {
     /// Creates a handle on the store.
     ///
@@ -150,7 +194,7 @@ public struct InjectedValues: Sendable {
     /// the innermost active scope, or in the global store when no scope is active.
     ///
     /// - Parameter key: The key of the dependency.
-    public static subscript<K: InjectionKey>(key: K.Type) -> K.Value {
+    public static subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { InjectionStore.value(for: key) }
         set { InjectionStore.override(key, with: newValue) }
     }
@@ -170,7 +214,13 @@ public struct InjectedValues: Sendable {
         get { InjectedValues()[keyPath: keyPath] }
         set {
             var values = InjectedValues()
-            values[keyPath: keyPath] = newValue
+            guard InjectionScope.current == nil else {
+                values[keyPath: keyPath] = newValue
+                return
+            }
+            // Swift writes a key path through an accessor by reading the accessor first. Outside any scope, that read
+            // may be of an `InjectionKey`'s variable, which global writes assign, so it is made the way they are.
+            ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
         }
     }
 
@@ -204,7 +254,7 @@ public struct InjectedValues: Sendable {
     /// It behaves exactly like the static subscript `InjectedValues[Key.self]`: an instance carries no state of its own.
     ///
     /// - Parameter key: The key of the dependency.
-    public subscript<K: InjectionKey>(key: K.Type) -> K.Value {
+    public subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
@@ -215,6 +265,10 @@ public struct InjectedValues: Sendable {
     /// After a reset, reads in that scope fall through to the scopes around it, and a ``InjectionLifetime/cached``
     /// key is built again on its next read. A scope that is not fresh keeps no cache of its own, so resetting it
     /// drops only its overrides.
+    ///
+    /// A reset of the global store also assigns back what global writes replaced in ``InjectionKey``s'
+    /// `currentValue`: each gets what it held before the first such write since the last reset. A direct assignment
+    /// to `Key.currentValue` is not the store's to undo.
     ///
     /// ```swift
     /// InjectedValues[\.networkProvider] = MockedNetworkProvider()
@@ -442,6 +496,10 @@ public func withInjectedValues<R>(
 // - Locks are taken in one order: a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks
 //   at once. No user code (a default, a closure, a `deinit`) runs while any of them is held: defaults are evaluated
 //   after unlocking, and every value a lock's holder removes is handed back and released after it unlocks.
+// - An `InjectionKey`'s `currentValue` is a variable of the user's. Global writes assign it, and resets assign it
+//   back, while holding `InjectionStore.assignments`, which comes before every other lock and which its holder may
+//   take again; the read half of a global write through a key path is made under it too. Other reads of the
+//   variable take no lock, as with any `nonisolated(unsafe)` global.
 
 /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
 ///
@@ -528,9 +586,21 @@ final class InjectionScope: @unchecked Sendable {
 
     /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
     ///
+    /// `overridden` says whether the write made an override, after which reading an `.uncached` key must look for one.
     /// Called holding `lock`, of the global store.
-    func forgetInViews(_ id: ObjectIdentifier) -> [AnyObject] {
-        threads.values.compactMap { $0.removeViewEntry(for: id) }
+    func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyObject] {
+        threads.values.compactMap { $0.removeViewEntry(for: id, overridden: overridden) }
+    }
+
+    /// Drops a root's cached value of a key, built or being built, and every view's copy of it, and returns what was
+    /// removed.
+    ///
+    /// Called holding `lock`. A build in progress is dropped as by a reset: its builder does not store what it builds.
+    func forgetCached(_ id: ObjectIdentifier) -> [AnyObject] {
+        var dropped = self === InjectionStore.global ? forgetInViews(id, overridden: false) : []
+        if case .ready(let box)? = cache.removeValue(forKey: id) { dropped.append(box) }
+        lock.broadcast()
+        return dropped
     }
 
     /// Empties every thread's view after a global reset, and returns what was removed.
@@ -661,7 +731,7 @@ enum InjectionStore {
     /// last, after a root's lock.
     static let waits = Lock(withCondition: false)
 
-    static func value<K: InjectionKey>(for key: K.Type) -> K.Value {
+    static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
         if let scope = InjectionScope.current {
             return value(for: key, from: scope)
         }
@@ -675,7 +745,7 @@ enum InjectionStore {
     ///
     /// It looks up the thread's state only once it reaches the root, so that an override costs no more than its lookup,
     /// and it moves outwards by calling itself, so that no scope is retained on the way.
-    private static func value<K: InjectionKey>(for key: K.Type, from scope: InjectionScope) -> K.Value {
+    private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, from scope: InjectionScope) -> K.Value {
         if scope === global {
             return globalValue(for: key, on: ThreadState.current)
         }
@@ -695,13 +765,13 @@ enum InjectionStore {
     ///
     /// Kept out of line, so that the common path stays small.
     @inline(never)
-    private static func value<K: InjectionKey>(for key: K.Type, rememberedBy anchor: ScopeAnchor) -> K.Value {
+    private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, rememberedBy anchor: ScopeAnchor) -> K.Value {
         guard let scope = anchor.scope else { return globalValue(for: key, on: ThreadState.current) }
         return value(for: key, from: scope)
     }
 
     /// Reads a key from the global store, through the thread's view of it.
-    private static func globalValue<K: InjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+    private static func globalValue<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
         switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
         case .value(let box)?: unbox(box, as: K.Value.self)
         case .evaluate?: thread.evaluate(key)
@@ -713,7 +783,7 @@ enum InjectionStore {
     ///
     /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
     /// records what it found in the thread's view.
-    private static func rootValue<K: InjectionKey>(
+    private static func rootValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
         in root: InjectionScope,
         on thread: ThreadState
@@ -772,7 +842,7 @@ enum InjectionStore {
 
     /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
     /// nested scope is not baked into an instance every scope shares.
-    private static func build<K: InjectionKey>(
+    private static func build<K: ReadOnlyInjectionKey>(
         _ key: K.Type,
         in root: InjectionScope,
         on thread: ThreadState
@@ -784,13 +854,17 @@ enum InjectionStore {
         }
     }
 
-    static func override<K: InjectionKey>(_ key: K.Type, with value: K.Value) {
+    /// Overrides a key in the active scope; in the global store, a settable key's `currentValue` is assigned instead.
+    static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
         let id = ObjectIdentifier(key)
         let scope = InjectionScope.active
+        if scope === global, let settable = key as? any InjectionKey.Type {
+            return assign(value, to: settable)
+        }
         let box = Box(value)
         let replaced: [AnyObject] = scope.lock.withLock {
             let previous = scope.overrides.updateValue(box, forKey: id)
-            var replaced = scope === global ? scope.forgetInViews(id) : []
+            var replaced = scope === global ? scope.forgetInViews(id, overridden: true) : []
             if let previous { replaced.append(previous) }
             return replaced
         }
@@ -798,8 +872,46 @@ enum InjectionStore {
         withExtendedLifetime(replaced) {}
     }
 
+    /// The record of what global writes assigned to settable keys' `currentValue`, to undo them on reset.
+    static let assignments = Assignments()
+
+    /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
+    /// own variable stay one value, as in the article.
+    ///
+    /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
+    @inline(never)
+    private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
+        let value = value as! K.Value
+        let id = ObjectIdentifier(key)
+        let replaced: K.Value = assignments.holding {
+            // This read is the variable's first access if nothing read it before, which runs its initializer: it is
+            // evaluated as a default is, so that an initializer that reads its own key stops with a cycle.
+            let replaced = ThreadState.current.evaluate(key)
+            if assignments.originals[id] == nil {
+                // What the variable held before the store first wrote it, for `reset()` to assign back.
+                assignments.originals[id] = {
+                    let current = K.currentValue
+                    K.currentValue = replaced
+                    return current
+                }
+            }
+            K.currentValue = value
+            return replaced
+        }
+        if K.lifetime == .cached {
+            // The cached value was built from the default this write replaced.
+            let dropped: [AnyObject] = global.lock.withLock { global.forgetCached(id) }
+            withExtendedLifetime(dropped) {}
+        }
+        // Released here, outside the locks, because a value's deinit is user code.
+        withExtendedLifetime(replaced) {}
+    }
+
     static func reset() {
         let scope = InjectionScope.active
+        // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
+        let restored = scope === global ? assignments.restoreAll() : []
+        withExtendedLifetime(restored) {}
         let dropped: [AnyObject] = scope.lock.withLock {
             var dropped = scope.takeAll()
             if scope === global { dropped += scope.forgetAllInViews() }
@@ -860,6 +972,16 @@ final class ThreadState: @unchecked Sendable {
     private struct Own {
         /// The keys whose defaults this thread is evaluating, outermost first.
         var stack: [Any.Type] = []
+        /// Whether this thread holds `InjectionStore.assignments`'s lock.
+        var assigning = false
+        /// Whether this thread is making a global write through a key path.
+        var writingThroughKeyPath = false
+    }
+
+    /// Whether this thread holds `InjectionStore.assignments`'s lock; read and written by this thread only.
+    var isAssigning: Bool {
+        get { own.assigning }
+        set { own.assigning = newValue }
     }
 
     /// This thread's state, made on first use and released when the thread exits.
@@ -904,9 +1026,9 @@ final class ThreadState: @unchecked Sendable {
     /// unlocking.
     ///
     /// Called holding the global store's lock.
-    func removeViewEntry(for id: ObjectIdentifier) -> AnyObject? {
+    func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyObject? {
         let removed = lock.withLock {
-            view.globalOverrides = true
+            if overridden { view.globalOverrides = true }
             return view.entries.removeValue(forKey: id)
         }
         guard case .value(let box)? = removed else { return nil }
@@ -939,13 +1061,25 @@ final class ThreadState: @unchecked Sendable {
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
-    func evaluate<K: InjectionKey>(_ key: K.Type) -> K.Value {
+    func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
         if let index = own.stack.firstIndex(where: { $0 == key }) {
             dependencyCycle(Array(own.stack[index...]) + [key])
         }
         own.stack.append(key)
         defer { own.stack.removeLast() }
+        if own.writingThroughKeyPath, let settable = key as? any InjectionKey.Type {
+            // The read half of a global write through a key path: it takes turns with the store's assignments.
+            return InjectionStore.assignments.holding { readVariable(of: settable) } as! K.Value
+        }
         return K.currentValue
+    }
+
+    /// Runs `body`, a global write through a key path, noting that reads of `InjectionKey`s' variables belong to it.
+    func writingThroughKeyPath(_ body: () -> Void) {
+        let outer = own.writingThroughKeyPath
+        own.writingThroughKeyPath = true
+        defer { own.writingThroughKeyPath = outer }
+        body()
     }
 
     /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
@@ -985,6 +1119,45 @@ final class ThreadState: @unchecked Sendable {
         waitingFor = nil
         waitingKeys = []
     }
+}
+
+/// What global writes assigned to settable keys' `currentValue`, and how to undo it.
+///
+/// Its lock is taken first: no other lock is held when it is taken. A key's `currentValue` is read and assigned while
+/// holding it, so that writes, resets and the reads that writes through key paths make take turns. For a stored
+/// property that runs no user code, except its initializer on the first access and any observer, which may read and
+/// write dependencies: the lock's holder may take it again, and the other locks come after it.
+final class Assignments: @unchecked Sendable {
+    // `@unchecked Sendable`: `originals` is read and written only while holding `lock`.
+    private let lock = Lock(withCondition: false)
+    /// For each settable key that global writes assigned since the last reset, a closure that assigns back what its
+    /// `currentValue` held before the first of them, and returns what it replaces.
+    var originals: [ObjectIdentifier: () -> Any] = [:]
+
+    /// Runs `body` holding the lock, which a thread may take again while it holds it: an initializer, a setter or an
+    /// observer of a key's `currentValue` that the store runs under the lock may read and write dependencies.
+    func holding<R>(_ body: () -> R) -> R {
+        let thread = ThreadState.current
+        if thread.isAssigning { return body() }
+        return lock.withLock {
+            thread.isAssigning = true
+            defer { thread.isAssigning = false }
+            return body()
+        }
+    }
+
+    /// Assigns back every original, and returns the values replaced, to be released after unlocking.
+    func restoreAll() -> [Any] {
+        holding {
+            defer { originals = [:] }
+            return originals.values.map { $0() }
+        }
+    }
+}
+
+/// A settable key's variable, read for `ThreadState.evaluate(_:)`, whose caller knows the key only at run time.
+private func readVariable<K: InjectionKey>(of key: K.Type) -> Any {
+    K.currentValue
 }
 
 /// One thread's build of one `.cached` key in one root.

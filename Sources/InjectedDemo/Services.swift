@@ -101,12 +101,12 @@ struct ModernPDFService: PDFService {
 
 // MARK: - Keys
 
-private enum NetworkProviderKey: InjectionKey {
+private enum NetworkProviderKey: ReadOnlyInjectionKey {
     static var currentValue: any NetworkProviding { OfflineNetworkProvider() }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum PDFServiceKey: InjectionKey {
+private enum PDFServiceKey: ReadOnlyInjectionKey {
     static var currentValue: any PDFService { ModernPDFService() }
     static var lifetime: InjectionLifetime { .cached }
 }

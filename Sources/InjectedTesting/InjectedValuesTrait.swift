@@ -18,7 +18,8 @@ import Testing
 /// ```
 ///
 /// Inside the scope a test:
-/// - starts from the keys' own defaults, and sees no global override made elsewhere;
+/// - starts from the keys' own defaults, and sees no global override made elsewhere (an article-style
+///   `InjectionKey`'s default is its `currentValue` variable, so a direct assignment to it is seen);
 /// - has its own instances of `.cached` keys;
 /// - keeps every write it makes (`InjectedValues[…] = …`, an `@Injected` property's setter,
 ///   `InjectedValues.reset()`) to itself.

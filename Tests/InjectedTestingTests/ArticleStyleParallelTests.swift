@@ -65,11 +65,11 @@ final class Cart {
     }
 }
 
-private enum ProviderKey: InjectionKey {
+private enum ProviderKey: ReadOnlyInjectionKey {
     static var currentValue: Provider { Provider(id: 0) }
 }
 
-private enum CartKey: InjectionKey {
+private enum CartKey: ReadOnlyInjectionKey {
     static var currentValue: Cart { Cart() }
     static var lifetime: InjectionLifetime { .cached }
 }

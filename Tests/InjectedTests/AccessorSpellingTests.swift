@@ -116,11 +116,11 @@ enum Spelling: CaseIterable, Sendable {
     }
 }
 
-private enum StaticSpelledKey: InjectionKey {
+private enum StaticSpelledKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
-private enum InstanceSpelledKey: InjectionKey {
+private enum InstanceSpelledKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 

@@ -134,7 +134,7 @@ private final class ReadsStoreOnDeinit: Sendable {
     }
 }
 
-private enum SlowServiceKey: InjectionKey {
+private enum SlowServiceKey: ReadOnlyInjectionKey {
     static var currentValue: Instance {
         slowBuilds.increment()
         Thread.sleep(forTimeInterval: 0.05)
@@ -143,7 +143,7 @@ private enum SlowServiceKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum ChainTopKey: InjectionKey {
+private enum ChainTopKey: ReadOnlyInjectionKey {
     static var currentValue: Link {
         chainBuilds.increment()
         Thread.sleep(forTimeInterval: 0.01)
@@ -152,7 +152,7 @@ private enum ChainTopKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum ChainMiddleKey: InjectionKey {
+private enum ChainMiddleKey: ReadOnlyInjectionKey {
     static var currentValue: Link {
         chainBuilds.increment()
         Thread.sleep(forTimeInterval: 0.01)
@@ -161,7 +161,7 @@ private enum ChainMiddleKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum ChainBottomKey: InjectionKey {
+private enum ChainBottomKey: ReadOnlyInjectionKey {
     static var currentValue: Link {
         chainBuilds.increment()
         Thread.sleep(forTimeInterval: 0.01)
@@ -170,7 +170,7 @@ private enum ChainBottomKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum SelfWritingKey: InjectionKey {
+private enum SelfWritingKey: ReadOnlyInjectionKey {
     static var currentValue: String {
         InjectedValues[\.mixedCounter] = 1
         return "written by a default"
@@ -178,11 +178,11 @@ private enum SelfWritingKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum DeinitSlotKey: InjectionKey {
+private enum DeinitSlotKey: ReadOnlyInjectionKey {
     static var currentValue: ReadsStoreOnDeinit? { nil }
 }
 
-private enum MixedCounterKey: InjectionKey {
+private enum MixedCounterKey: ReadOnlyInjectionKey {
     static var currentValue: Int { 0 }
 }
 

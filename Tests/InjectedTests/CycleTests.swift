@@ -76,33 +76,33 @@ private struct ReadOnlyHolder {
 private let eastStarted = DispatchSemaphore(value: 0)
 private let westStarted = DispatchSemaphore(value: 0)
 
-private enum AlphaKey: InjectionKey {
+private enum AlphaKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.beta] }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum BetaKey: InjectionKey {
+private enum BetaKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.alpha] }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum GammaKey: InjectionKey {
+private enum GammaKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.delta] }
 }
 
-private enum DeltaKey: InjectionKey {
+private enum DeltaKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.epsilon] }
 }
 
-private enum EpsilonKey: InjectionKey {
+private enum EpsilonKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.gamma] }
 }
 
-private enum OuroborosKey: InjectionKey {
+private enum OuroborosKey: ReadOnlyInjectionKey {
     static var currentValue: String { InjectedValues[\.ouroboros] }
 }
 
-private enum EastKey: InjectionKey {
+private enum EastKey: ReadOnlyInjectionKey {
     static var currentValue: String {
         eastStarted.signal()
         westStarted.wait()
@@ -111,7 +111,7 @@ private enum EastKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum WestKey: InjectionKey {
+private enum WestKey: ReadOnlyInjectionKey {
     static var currentValue: String {
         westStarted.signal()
         eastStarted.wait()

@@ -37,7 +37,7 @@ struct DefaultChainTests {
 // MARK: - Keys
 
 /// A key that stands for how many links lie below it.
-private protocol CountingKey: InjectionKey where Value == Int {}
+private protocol CountingKey: ReadOnlyInjectionKey where Value == Int {}
 
 private enum Zero: CountingKey {
     static var currentValue: Int { 0 }

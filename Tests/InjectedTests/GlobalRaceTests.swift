@@ -109,6 +109,6 @@ extension InjectedValues {
     }
 }
 
-private enum RaceValueKey: InjectionKey {
+private enum RaceValueKey: ReadOnlyInjectionKey {
     static var currentValue: Int { 0 }
 }

@@ -48,24 +48,35 @@ extension ProcessGlobalStateTests {
             #expect(InjectedValues[\.globalSingleton] !== cached)
         }
 
-        @Test("a write through the key type overrides in the store and leaves currentValue alone")
-        func keyWriteDoesNotAssignCurrentValue() {
+        @Test("a global write to a read-only key overrides it in the store, and reset drops the override")
+        func readOnlyKeyWriteOverrides() {
+            defer { InjectedValues.reset() }
+            InjectedValues[GlobalGreetingKey.self] = "override"
+            #expect(InjectedValues[\.globalGreeting] == "override")
+            #expect(GlobalGreetingKey.currentValue == "default")
+            InjectedValues.reset()
+            #expect(InjectedValues[\.globalGreeting] == "default")
+        }
+
+        @Test("a global write through the key type assigns a settable key's currentValue, and reset assigns it back")
+        func settableKeyWriteAssignsCurrentValue() {
             defer { InjectedValues.reset() }
             InjectedValues[GlobalStoredKey.self] = "override"
             #expect(InjectedValues[GlobalStoredKey.self] == "override")
-            #expect(GlobalStoredKey.currentValue == "stored default")
+            #expect(GlobalStoredKey.currentValue == "override")
             InjectedValues.reset()
+            #expect(GlobalStoredKey.currentValue == "stored default")
             #expect(InjectedValues[GlobalStoredKey.self] == "stored default")
         }
     }
 
 }
 
-private enum GlobalGreetingKey: InjectionKey {
+private enum GlobalGreetingKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
-private enum GlobalSingletonKey: InjectionKey {
+private enum GlobalSingletonKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("global singleton") }
     static var lifetime: InjectionLifetime { .cached }
 }

@@ -130,7 +130,7 @@ public enum PublicAfterKey: InjectionKey {
     nonisolated(unsafe) static public var currentValue: String = "public after"
 }
 
-private enum StaticLetKey: InjectionKey {
+private enum StaticLetKey: ReadOnlyInjectionKey {
     static let currentValue = Instance("let")
 }
 
@@ -142,7 +142,7 @@ private enum DirectlyWrittenKey: InjectionKey {
     nonisolated(unsafe) static var currentValue = Instance("initial")
 }
 
-private enum ComputedKey: InjectionKey {
+private enum ComputedKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("computed") }
 }
 
@@ -150,32 +150,32 @@ private enum InferredKey: InjectionKey {
     nonisolated(unsafe) static var currentValue = Instance("inferred")
 }
 
-private enum TypealiasKey: InjectionKey {
+private enum TypealiasKey: ReadOnlyInjectionKey {
     typealias Value = Int
     static var currentValue: Int { 42 }
 }
 
-private struct StructKey: InjectionKey {
+private struct StructKey: ReadOnlyInjectionKey {
     static let currentValue = "struct"
 }
 
-private final class ClassKey: InjectionKey {
+private final class ClassKey: ReadOnlyInjectionKey {
     static let currentValue = "class"
 }
 
-private enum FilePrivateKey: InjectionKey {
+private enum FilePrivateKey: ReadOnlyInjectionKey {
     static let currentValue = "fileprivate"
 }
 
 private final class MediaStore {}
 
-extension MediaStore: InjectionKey {
+extension MediaStore: ReadOnlyInjectionKey {
     static var currentValue: MediaStore { MediaStore() }
     static var lifetime: InjectionLifetime { .cached }
 }
 
 extension InjectedValues {
-    private enum NestedKey: InjectionKey {
+    private enum NestedKey: ReadOnlyInjectionKey {
         static let currentValue = "nested"
     }
 

@@ -65,11 +65,11 @@ struct Formatters: Sendable, Equatable {
     var date: String
 }
 
-private enum NetworkConfigurationKey: InjectionKey {
+private enum NetworkConfigurationKey: ReadOnlyInjectionKey {
     static let currentValue = NetworkConfiguration(baseURL: "https://example.com")
 }
 
-private enum FormattersKey: InjectionKey {
+private enum FormattersKey: ReadOnlyInjectionKey {
     static let currentValue = Formatters(duration: "long", date: "iso8601")
 }
 

@@ -108,7 +108,7 @@ final class Composite: Sendable {
     }
 }
 
-private enum LazyStoredKey: InjectionKey {
+private enum LazyStoredKey: ReadOnlyInjectionKey {
     static let currentValue: Instance = {
         lazyBuilds.increment()
         return Instance("lazy")
@@ -116,7 +116,7 @@ private enum LazyStoredKey: InjectionKey {
 }
 
 /// Counted, and read only by `uncachedComputedIsFactory`, so that parallel tests cannot change the count.
-private enum CountedFactoryKey: InjectionKey {
+private enum CountedFactoryKey: ReadOnlyInjectionKey {
     static var currentValue: Instance {
         factoryBuilds.increment()
         return Instance("factory")
@@ -124,7 +124,7 @@ private enum CountedFactoryKey: InjectionKey {
 }
 
 /// Counted, and read only by `cachedIsBuiltOnce`, so that parallel tests cannot change the count.
-private enum CountedSingletonKey: InjectionKey {
+private enum CountedSingletonKey: ReadOnlyInjectionKey {
     static var currentValue: Instance {
         singletonBuilds.increment()
         return Instance("singleton")
@@ -132,21 +132,21 @@ private enum CountedSingletonKey: InjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum FactoryKey: InjectionKey {
+private enum FactoryKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("factory") }
 }
 
-private enum SingletonKey: InjectionKey {
+private enum SingletonKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("singleton") }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum CompositeKey: InjectionKey {
+private enum CompositeKey: ReadOnlyInjectionKey {
     static var currentValue: Composite { Composite(part: InjectedValues[\.factory]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum UncachedCompositeKey: InjectionKey {
+private enum UncachedCompositeKey: ReadOnlyInjectionKey {
     static var currentValue: Composite { Composite(part: InjectedValues[\.factory]) }
 }
 

@@ -101,16 +101,16 @@ final class Holder {
     @Injected(\.tracked) var tracked
 }
 
-private enum TrackedKey: InjectionKey {
+private enum TrackedKey: ReadOnlyInjectionKey {
     static var currentValue: Tracked { Tracked() }
 }
 
-private enum CachedTrackedKey: InjectionKey {
+private enum CachedTrackedKey: ReadOnlyInjectionKey {
     static var currentValue: Tracked { Tracked() }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum HolderKey: InjectionKey {
+private enum HolderKey: ReadOnlyInjectionKey {
     static var currentValue: Holder { Holder() }
 }
 

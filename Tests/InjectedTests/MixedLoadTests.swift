@@ -53,11 +53,11 @@ extension ProcessGlobalStateTests {
     }
 }
 
-private enum LoadValueKey: InjectionKey {
+private enum LoadValueKey: ReadOnlyInjectionKey {
     static var currentValue: Int { 0 }
 }
 
-private enum LoadServiceKey: InjectionKey {
+private enum LoadServiceKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("load") }
     static var lifetime: InjectionLifetime { .cached }
 }

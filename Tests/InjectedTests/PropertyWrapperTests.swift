@@ -114,7 +114,7 @@ private struct TypealiasHolder {
     @Inject(\.placement) var value: String
 }
 
-private enum PlacementKey: InjectionKey {
+private enum PlacementKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 

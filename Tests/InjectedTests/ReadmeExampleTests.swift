@@ -34,7 +34,7 @@ private struct MockedNetworkProvider: NetworkProviding {
     func requestData() -> String { "mocked" }
 }
 
-private enum NetworkProviderKey: InjectionKey {
+private enum NetworkProviderKey: ReadOnlyInjectionKey {
     static var currentValue: any NetworkProviding { NetworkProvider() }
 }
 extension InjectedValues {

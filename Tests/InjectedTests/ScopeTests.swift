@@ -268,25 +268,25 @@ struct ScopeTests {
 
 private struct Failure: Error {}
 
-private enum FirstKey: InjectionKey {
+private enum FirstKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
-private enum SecondKey: InjectionKey {
+private enum SecondKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
-private enum ThirdKey: InjectionKey {
+private enum ThirdKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
 /// A default that reads another key, evaluated on every read.
-private enum EchoOfFirstKey: InjectionKey {
+private enum EchoOfFirstKey: ReadOnlyInjectionKey {
     static var currentValue: String { "echo of \(InjectedValues[\.first])" }
 }
 
 /// A default that reads another key, built once per root.
-private enum CachedEchoOfFirstKey: InjectionKey {
+private enum CachedEchoOfFirstKey: ReadOnlyInjectionKey {
     static var currentValue: String { "echo of \(InjectedValues[\.first])" }
     static var lifetime: InjectionLifetime { .cached }
 }

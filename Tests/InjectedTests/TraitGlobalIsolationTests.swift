@@ -42,7 +42,7 @@ private struct IsolatedController {
     @Injected(\.isolatedProvider) var provider
 }
 
-private enum IsolatedProviderKey: InjectionKey {
+private enum IsolatedProviderKey: ReadOnlyInjectionKey {
     static var currentValue: IsolatedProvider { IsolatedProvider(id: 0) }
 }
 

@@ -448,36 +448,36 @@ struct ArticleController {
 
 // Injected.
 
-enum ProviderKey: InjectionKey {
+enum ProviderKey: ReadOnlyInjectionKey {
     static let currentValue: any Providing = Provider(id: 1)
 }
 
-enum CachedServiceKey: InjectionKey {
+enum CachedServiceKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 5) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-enum CachedOneKey: InjectionKey {
+enum CachedOneKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 11) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-enum CachedTwoKey: InjectionKey {
+enum CachedTwoKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 12) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-enum CachedThreeKey: InjectionKey {
+enum CachedThreeKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 13) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-enum CachedFourKey: InjectionKey {
+enum CachedFourKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 14) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-enum CachedFiveKey: InjectionKey {
+enum CachedFiveKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 15) }
     static var lifetime: InjectionLifetime { .cached }
 }

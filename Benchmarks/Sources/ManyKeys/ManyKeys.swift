@@ -3,7 +3,7 @@
 import Injected
 
 /// An injection key of this module's family, which stands for an `Int`.
-public protocol IndexedInjectionKey: InjectionKey where Value == Int {}
+public protocol IndexedInjectionKey: ReadOnlyInjectionKey where Value == Int {}
 
 /// Key number `index`, as its type: `IndexedKey<Pair<Pair<Pair<Pair<Root, D0>, D4>, D2>, D7>>` for 427.
 ///

@@ -28,11 +28,11 @@ final class Database: Sendable {
     }
 }
 
-private enum ClockKey: InjectionKey {
+private enum ClockKey: ReadOnlyInjectionKey {
     static var currentValue: any Clock { SystemClock() }
 }
 
-private enum DatabaseKey: InjectionKey {
+private enum DatabaseKey: ReadOnlyInjectionKey {
     static var currentValue: Database { Database(name: "main") }
     static var lifetime: InjectionLifetime { .cached }
 }

@@ -165,41 +165,41 @@ extension InjectedValues {
 /// Where a race test has not overridden the log: builds are counted here, which no test checks.
 private let strayLog = BuildLog()
 
-private enum BuildLogKey: InjectionKey {
+private enum BuildLogKey: ReadOnlyInjectionKey {
     static var currentValue: BuildLog { strayLog }
 }
 
-private enum TopKey: InjectionKey {
+private enum TopKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("top", children: [InjectedValues[\.middle]]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum MiddleKey: InjectionKey {
+private enum MiddleKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("middle", children: [InjectedValues[\.leaf]]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum LeafKey: InjectionKey {
+private enum LeafKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("leaf") }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum ApexKey: InjectionKey {
+private enum ApexKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("apex", children: [InjectedValues[\.left], InjectedValues[\.right]]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum LeftKey: InjectionKey {
+private enum LeftKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("left", children: [InjectedValues[\.base]]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum RightKey: InjectionKey {
+private enum RightKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("right", children: [InjectedValues[\.base]]) }
     static var lifetime: InjectionLifetime { .cached }
 }
 
-private enum BaseKey: InjectionKey {
+private enum BaseKey: ReadOnlyInjectionKey {
     static var currentValue: Node { Node("base") }
     static var lifetime: InjectionLifetime { .cached }
 }
