@@ -304,15 +304,34 @@ public struct InjectedValues: Sendable {
 /// In such a class, read the dependency in a computed property instead:
 /// `var clock: any Clock { InjectedValues[\.clock] }`.
 ///
-/// > Important: The property remembers the scope that was active when it was created. When it is read or written by
-/// > code running outside any scope, such as a callback on another thread or a detached task, it resolves in that
-/// > remembered scope while the scope's operation is running. Once the operation has returned, and inside any
-/// > scope, it resolves where it is used.
+/// ## The scope a property remembers
+///
+/// A property made while a scope is active remembers that scope for its whole life, so an object made with some
+/// dependencies overridden keeps using them: after the scope's operation has returned, on any thread, in a detached
+/// task or a callback. A read through the property looks, in order:
+///
+/// 1. in the reader's own active scopes, innermost first, down to the one the remembered scope was opened in, so an
+///    override made where the object is used wins;
+/// 2. in the remembered scope, then the scopes it was nested in;
+/// 3. in the global store, and last at the key's default.
+///
+/// A fresh scope is a world of its own: the remembered scope is consulted only when the reader has no active scope,
+/// or when the reader's scopes and the remembered one are nested in the same fresh scope (or neither is in one).
+/// Otherwise the property resolves in the reader's scopes alone.
+/// A property made outside any scope remembers nothing and resolves wherever it is read.
+///
+/// While the remembered scope's operation runs, the property sees every write made in it. Once the operation has
+/// returned, the scope keeps what its update closure set, and the writes made during the operation end with it.
+/// Assigning to the property from outside any scope overrides the key in the remembered scope, whether its operation
+/// still runs or not, for every object made in it.
+///
+/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)``, or in the default of a
+/// ``InjectionLifetime/cached`` key, remembers the scope around it instead, so that no scope remembers itself.
 @propertyWrapper
 public struct Injected<Value> {
     private let keyPath: KeyPath<InjectedValues, Value>
-    /// The scope active at creation, reachable while that scope's operation runs; `nil` outside any scope.
-    private let anchor: ScopeAnchor?
+    /// The scope active at creation, kept for the property's whole life; `nil` outside any scope.
+    private let scope: InjectionScope?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
     private let readOnlyDeclaration: ReadOnlyDeclaration?
 
@@ -321,7 +340,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current?.anchorForProperty()
+        self.scope = InjectionScope.forNewProperty
         self.readOnlyDeclaration = nil
     }
 
@@ -336,28 +355,28 @@ public struct Injected<Value> {
     ///   - line: The line of the declaration, for the message. Leave the default.
     public init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line) {
         self.keyPath = keyPath
-        self.anchor = InjectionScope.current?.anchorForProperty()
+        self.scope = InjectionScope.forNewProperty
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
     }
 
     /// The dependency, resolved on every access.
     ///
-    /// Setting it overrides the dependency in the innermost active scope (or the remembered scope, when set from
-    /// outside any scope while that scope's operation runs), exactly like writing `InjectedValues[keyPath] = newValue`.
+    /// Setting it overrides the dependency in the innermost active scope, or, from outside any scope, in the scope the
+    /// property remembers, exactly like writing `InjectedValues[keyPath] = newValue` there.
     public var wrappedValue: Value {
         get {
-            guard anchor != nil else { return InjectedValues[keyPath] }
-            // Rather than look up the current scope here and again in the store, the property lends its anchor to
-            // the reads its key path makes, and the store uses it only where no scope is active.
-            return LentAnchor.lending(anchor) { InjectedValues[keyPath] }
+            guard scope != nil else { return InjectedValues[keyPath] }
+            // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
+            // the reads they make, on this thread, for the length of this read.
+            return LentScope.lending(scope) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage())
             }
             // A write goes to the active scope, which the store takes from the task-local binding alone, so from
-            // outside any scope the property binds its remembered scope itself, while that scope's operation runs.
-            guard let anchor, InjectionScope.current == nil, let scope = anchor.scope else {
+            // outside any scope the property binds its remembered scope itself.
+            guard let scope, InjectionScope.current == nil else {
                 InjectedValues[writable] = newValue
                 return
             }
@@ -415,14 +434,23 @@ final class ReadOnlyDeclaration: Sendable {
 /// ``InjectedValues/reset()``) stay in this scope and end with it.
 ///
 /// The scope is task-local: it reaches `async let`, task groups and `Task {}` started inside the operation, but not
-/// `Task.detached` or other threads. An ``Injected`` property created inside the scope resolves there when read from
-/// outside any scope while the operation runs.
+/// `Task.detached` or other threads. An ``Injected`` property made inside the operation remembers the scope for the
+/// rest of its life, wherever it is read: an object made here keeps these overrides after the operation returns.
+///
+/// ```swift
+/// let model = withInjectedValues { $0.networkProvider = MockedNetworkProvider() } operation: { FeedModel() }
+/// model.load()   // later, anywhere: still the mock
+/// ```
+///
+/// Once the operation has returned, the scope keeps only what the update closure set. Objects made in the update
+/// closure itself are made in the scope around this one, so that a value stored in the scope does not remember it.
 ///
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing. A fresh scope ignores the global store and every scope around
 ///     it, so reads start from the keys' defaults, and it has its own cache of ``InjectionLifetime/cached`` values.
 ///     Tests use fresh scopes to be independent of each other. The default is `false`.
-///   - update: A closure that overrides dependencies in the new scope.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it see the new scope; objects made in
+///     it remember the scope around it.
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
@@ -431,12 +459,17 @@ public func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let scope = InjectionScope.makeNested(fresh: fresh)
+    let enclosing = InjectionScope.current
+    let scope = InjectionScope.makeNested(fresh: fresh, in: enclosing)
     defer { scope.end() }
     return try InjectionScope.$binding.withValue(.init(scope: scope)) {
-        var values = InjectedValues()
-        try update(&values)
-        return try operation()
+        try scope.configure(madeIn: enclosing) {
+            var values = InjectedValues()
+            try update(&values)
+        }
+        // Inside a `.cached` default or another scope's update closure, properties made by the operation remember
+        // this scope, not the one that code chose.
+        return try PropertyOrigin.setting(nil, operation)
     }
 }
 
@@ -456,7 +489,8 @@ public func withInjectedValues<R>(
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing, ignoring the global store and every scope around it, with its
 ///     own cache of ``InjectionLifetime/cached`` values. The default is `false`.
-///   - update: A closure that overrides dependencies in the new scope.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it see the new scope; objects made in
+///     it remember the scope around it.
 ///   - isolation: The actor the operation runs on. Leave the default, the caller's.
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
@@ -467,11 +501,16 @@ public func withInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let scope = InjectionScope.makeNested(fresh: fresh)
+    let enclosing = InjectionScope.current
+    let scope = InjectionScope.makeNested(fresh: fresh, in: enclosing)
     defer { scope.end() }
     return try await InjectionScope.$binding.withValue(.init(scope: scope)) {
-        var values = InjectedValues()
-        try update(&values)
+        try scope.configure(madeIn: enclosing) {
+            var values = InjectedValues()
+            try update(&values)
+        }
+        // Synchronous code sets `PropertyOrigin` only for its own length, so an asynchronous operation starts with
+        // none set.
         return try await operation()
     }
 }
@@ -496,6 +535,9 @@ public func withInjectedValues<R>(
 // - Locks are taken in one order: a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks
 //   at once. No user code (a default, a closure, a `deinit`) runs while any of them is held: defaults are evaluated
 //   after unlocking, and every value a lock's holder removes is handed back and released after it unlocks.
+// - An `@Injected` property made in a scope holds the scope, taken from the task-local binding without a lock. When
+//   the operation returns, the scope goes back to what its update closure set, values made in the scope around it;
+//   a root's cache holds values whose properties remember no scope. So what a scope keeps never keeps it alive.
 // - An `InjectionKey`'s `currentValue` is a variable of the user's. Global writes assign it, and resets assign it
 //   back, while holding `InjectionStore.assignments`, which comes before every other lock and which its holder may
 //   take again; the read half of a global write through a key path is made under it too. Other reads of the
@@ -507,8 +549,8 @@ public func withInjectedValues<R>(
 /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
 /// scopes below it.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: `madeAnchor`, `overrides`, `cache` and `threads` are read and written only while holding
-    // `lock`, and the other stored properties never change.
+    // `@unchecked Sendable`: `configuration`, `overrides`, `cache` and `threads` are read and written only while
+    // holding `lock`, and the other stored properties never change.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
     static var current: InjectionScope? { binding.scope }
@@ -529,10 +571,17 @@ final class InjectionScope: @unchecked Sendable {
     /// The innermost active scope, or the global store.
     static var active: InjectionScope { current ?? InjectionStore.global }
 
+    /// The scope that an `@Injected` property made now remembers: the active one, unless `PropertyOrigin` says
+    /// otherwise.
+    static var forNewProperty: InjectionScope? {
+        guard let origin = PropertyOrigin.current else { return current }
+        return origin === InjectionStore.global ? nil : origin
+    }
+
     let parent: InjectionScope?
     let lock: Lock
-    /// What `@Injected` properties created in this scope hold, made when the first of them is.
-    private var madeAnchor: ScopeAnchor?
+    /// What the update closure set, which the scope goes back to when its operation returns.
+    private var configuration = Overrides()
     /// Overridden values, each a `Box` of its key's value type.
     var overrides = Overrides()
     /// The `.cached` values of a root, built or being built.
@@ -551,28 +600,31 @@ final class InjectionScope: @unchecked Sendable {
         InjectionScope(parent: nil)
     }
 
-    /// A scope for `withInjectedValues`, nested in the innermost active one unless it is fresh.
-    static func makeNested(fresh: Bool) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : active)
+    /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
+    static func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
+        InjectionScope(parent: fresh ? nil : enclosing ?? InjectionStore.global)
     }
 
-    /// What an `@Injected` property created in this scope holds: the scope's anchor, made on first use, so that a
-    /// scope in which no property is created pays nothing for it.
-    func anchorForProperty() -> ScopeAnchor {
-        lock.withLock {
-            if let madeAnchor { return madeAnchor }
-            let anchor = ScopeAnchor(scope: self, lock: lock)
-            madeAnchor = anchor
-            return anchor
-        }
+    /// Runs the update closure of `withInjectedValues`, in which properties remember `enclosing` rather than this
+    /// scope, then records what it set as the scope's configuration.
+    func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
+        try PropertyOrigin.setting(enclosing ?? InjectionStore.global, update)
+        lock.withLock { configuration = overrides }
     }
 
-    /// Ends the scope's operation: properties created in it stop resolving here from outside any scope, and the link
-    /// between the scope and its anchor is broken, so neither keeps the other alive.
+    /// Ends the scope's operation: the writes made during it end with it, and the scope goes back to what its update
+    /// closure set, which is what objects made in it see from then on.
+    ///
+    /// A value written during the operation may have been made in it, with properties that remember this scope; were
+    /// the scope to keep it, the two would keep each other alive. Values set by the update closure were made in the
+    /// scope around this one, and the cache's values in no scope, so what the scope keeps never remembers it.
     func end() {
-        // The scope is handed back and released after unlocking, though the caller still holds it.
-        let ended = lock.withLock { madeAnchor?.forgetScope() }
-        withExtendedLifetime(ended) {}
+        let dropped: Overrides = lock.withLock {
+            defer { overrides = configuration }
+            return overrides
+        }
+        // Released here, outside the lock, because a value's deinit is user code.
+        withExtendedLifetime(dropped) {}
     }
 
     /// The box of a key's override, if the scope overrides it.
@@ -665,36 +717,6 @@ struct Overrides {
     }
 }
 
-/// What an `@Injected` property remembers of the scope it was created in.
-///
-/// A weak reference to the scope would give the scope a side table, which makes every retain and release of it take
-/// the runtime's slow path. Instead the anchor holds the scope while its operation runs, and `InjectionScope.end()`
-/// clears it.
-final class ScopeAnchor: @unchecked Sendable {
-    // `@unchecked Sendable`: `running` is read and written only while holding `lock`, its scope's lock.
-    private let lock: Lock
-    private var running: InjectionScope?
-
-    /// An anchor for a scope whose operation runs; called holding `lock`.
-    init(scope: InjectionScope, lock: Lock) {
-        self.lock = lock
-        running = scope
-    }
-
-    /// The scope, while its operation runs.
-    var scope: InjectionScope? {
-        lock.withLock { running }
-    }
-
-    /// Forgets the scope, and returns it, so that the caller releases it outside the lock.
-    ///
-    /// Called holding `lock`, by `InjectionScope.end()`, which reads the anchor under the same hold.
-    func forgetScope() -> InjectionScope? {
-        defer { running = nil }
-        return running
-    }
-}
-
 /// A value in the store, boxed so that one dictionary can hold values of every type.
 final class Box<Value> {
     let value: Value
@@ -732,11 +754,15 @@ enum InjectionStore {
     static let waits = Lock(withCondition: false)
 
     static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
-        if let scope = InjectionScope.current {
-            return value(for: key, from: scope)
+        if let reader = InjectionScope.current {
+            // Compared as a pointer first, so that the common case, no scope lent or the reader's own, retains nothing.
+            if let lent = LentScope.pointer, lent != Unmanaged.passUnretained(reader).toOpaque() {
+                return value(for: key, readIn: reader, remembered: LentScope.scope(at: lent))
+            }
+            return value(for: key, from: reader)
         }
-        if let anchor = LentAnchor.current {
-            return value(for: key, rememberedBy: anchor)
+        if let remembered = LentScope.current {
+            return value(for: key, from: remembered)
         }
         return globalValue(for: key, on: ThreadState.current)
     }
@@ -760,14 +786,48 @@ enum InjectionStore {
         return value(for: key, from: parent)
     }
 
-    /// Reads a key for an `@Injected` property that was created in a scope and is read from outside any scope: while
-    /// that scope's operation runs, the read resolves there, as if it ran inside it; once it has ended, globally.
+    /// Reads a key for an `@Injected` property that remembers a scope and is read inside another one.
     ///
-    /// Kept out of line, so that the common path stays small.
+    /// The reader's scopes come first, innermost first, up to the first of them that the remembered scope is nested in
+    /// (or is); then the remembered scope's own lookup, which goes on through that shared scope. When the two share no
+    /// scope, not even the global store, the remembered scope lies in another fresh scope's world, and the reader's own
+    /// lookup is all there is. Kept out of line, so that the common path stays small.
     @inline(never)
-    private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, rememberedBy anchor: ScopeAnchor) -> K.Value {
-        guard let scope = anchor.scope else { return globalValue(for: key, on: ThreadState.current) }
-        return value(for: key, from: scope)
+    private static func value<K: ReadOnlyInjectionKey>(
+        for key: K.Type,
+        readIn reader: InjectionScope,
+        remembered: InjectionScope
+    ) -> K.Value {
+        guard let shared = innermostShared(reader, remembered) else { return value(for: key, from: reader) }
+        let id = ObjectIdentifier(key)
+        var next: InjectionScope? = reader
+        while let scope = next, scope !== shared {
+            scope.lock.lock()
+            if let box = scope.overrideBox(for: id) {
+                let value = unbox(box, as: K.Value.self)
+                scope.lock.unlock()
+                return value
+            }
+            scope.lock.unlock()
+            next = scope.parent
+        }
+        return value(for: key, from: remembered)
+    }
+
+    /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
+    ///
+    /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
+    private static func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
+        var next: InjectionScope? = reader
+        while let scope = next {
+            var candidate: InjectionScope? = remembered
+            while let around = candidate {
+                if around === scope { return scope }
+                candidate = around.parent
+            }
+            next = scope.parent
+        }
+        return nil
     }
 
     /// Reads a key from the global store, through the thread's view of it.
@@ -848,9 +908,13 @@ enum InjectionStore {
         on thread: ThreadState
     ) -> K.Value {
         let context = root === global ? nil : root
-        return LentAnchor.lending(nil) {
-            if InjectionScope.current === context { return thread.evaluate(key) }
-            return InjectionScope.$binding.withValue(.init(scope: context)) { thread.evaluate(key) }
+        // Properties made by the default remember no scope: the value is shared by every scope of the root, and a
+        // value in a root's cache that remembered the root would keep it alive.
+        return PropertyOrigin.setting(global) {
+            LentScope.lending(nil) {
+                if InjectionScope.current === context { return thread.evaluate(key) }
+                return InjectionScope.$binding.withValue(.init(scope: context)) { thread.evaluate(key) }
+            }
         }
     }
 
@@ -1175,35 +1239,72 @@ final class BuildTicket: @unchecked Sendable {
     }
 }
 
-/// The anchor that the `@Injected` property being read on this thread lends to the reads its key path makes.
+/// The scope that the `@Injected` property being read on this thread remembers, lent to the reads its key path makes.
 ///
 /// It lives in a thread-specific slot of its own, as a plain pointer, so that lending it costs no reference count: a
-/// property's anchor is shared by every property made in its scope, so counting references to it from several
-/// threads would make them contend.
-enum LentAnchor {
-    /// The anchor lent to the read in progress on this thread, if any.
-    static var current: ScopeAnchor? {
-        // The pointer was stored by `lending(_:_:)` below, whose caller holds the anchor until it restores the slot.
-        pthread_getspecific(lentAnchorKey).map { Unmanaged<ScopeAnchor>.fromOpaque($0).takeUnretainedValue() }
+/// scope is shared by every property made in it, so counting references to it from several threads would make them
+/// contend.
+enum LentScope {
+    /// The scope lent to the read in progress on this thread, if any.
+    static var current: InjectionScope? {
+        pointer.map(scope(at:))
     }
 
-    /// Runs `body` with `anchor` lent, then restores the anchor lent before.
-    static func lending<T>(_ anchor: ScopeAnchor?, _ body: () -> T) -> T {
-        let outer = pthread_getspecific(lentAnchorKey)
-        // Unretained: `anchor` is held by the caller for the whole of `body`, after which the slot is restored.
-        pthread_setspecific(lentAnchorKey, anchor.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(lentAnchorKey, outer) }
+    /// The address of the scope lent to the read in progress on this thread, if any.
+    static var pointer: UnsafeMutableRawPointer? {
+        pthread_getspecific(lentScopeKey)
+    }
+
+    /// The scope at an address that `pointer` returned during the same read.
+    static func scope(at pointer: UnsafeMutableRawPointer) -> InjectionScope {
+        // The pointer was stored by `lending(_:_:)` below, whose caller holds the scope until it restores the slot.
+        Unmanaged<InjectionScope>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Runs `body` with `scope` lent, then restores the scope lent before.
+    static func lending<T>(_ scope: InjectionScope?, _ body: () -> T) -> T {
+        let outer = pthread_getspecific(lentScopeKey)
+        // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
+        pthread_setspecific(lentScopeKey, scope.map { Unmanaged.passUnretained($0).toOpaque() })
+        defer { pthread_setspecific(lentScopeKey, outer) }
         return body()
     }
 }
 
-/// The thread-specific data key of `LentAnchor`; the slot owns nothing, so it needs no destructor.
-private let lentAnchorKey: pthread_key_t = {
+/// The scope that `@Injected` properties made on this thread remember, where it is not the active one: in an update
+/// closure, the scope around the new one; in a `.cached` default, none, marked by the global store.
+///
+/// Both are synchronous, so a thread-specific slot, set for their length, reaches exactly the properties they make.
+enum PropertyOrigin {
+    /// The scope set for the code running on this thread, if any.
+    static var current: InjectionScope? {
+        // The pointer was stored by `setting(_:_:)` below, whose caller holds the scope until it restores the slot.
+        pthread_getspecific(propertyOriginKey).map { Unmanaged<InjectionScope>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs `body` with `scope` set, or with none when it is `nil`, then restores what was set before.
+    static func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
+        let outer = pthread_getspecific(propertyOriginKey)
+        guard outer != nil || scope != nil else { return try body() }
+        // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
+        pthread_setspecific(propertyOriginKey, scope.map { Unmanaged.passUnretained($0).toOpaque() })
+        defer { pthread_setspecific(propertyOriginKey, outer) }
+        return try body()
+    }
+}
+
+/// The thread-specific data key of `LentScope`; the slot owns nothing, so it needs no destructor.
+private let lentScopeKey = makeUnownedSlotKey()
+
+/// The thread-specific data key of `PropertyOrigin`; the slot owns nothing, so it needs no destructor.
+private let propertyOriginKey = makeUnownedSlotKey()
+
+private func makeUnownedSlotKey() -> pthread_key_t {
     var key = pthread_key_t()
     let status = pthread_key_create(&key, nil)
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
     return key
-}()
+}
 
 /// The thread-specific data key under which each thread keeps its `ThreadState`.
 private let threadKey: pthread_key_t = {

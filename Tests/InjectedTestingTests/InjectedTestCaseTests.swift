@@ -37,6 +37,21 @@ final class InjectedTestCaseTests: InjectedTestCase {
         XCTAssertEqual(InjectedValues[\.provider].id, 3)
     }
 
+    func testModelMadeWithOverridesKeepsThem() async {
+        let controller = withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            Controller()
+        }
+        XCTAssertEqual(controller.provider.id, 5)
+        async let child = controller.provider.id
+        let fromChild = await child
+        XCTAssertEqual(fromChild, 5)
+        let fromDetached = await Task.detached { controller.provider.id }.value
+        XCTAssertEqual(fromDetached, 5)
+        XCTAssertEqual(InjectedValues[\.provider].id, 42)
+    }
+
     func testCachedServicesAreFreshPerTest() {
         XCTAssertEqual(InjectedValues[\.cart].items, [])
         InjectedValues[\.cart].add("xctest")

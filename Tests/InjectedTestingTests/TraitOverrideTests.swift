@@ -23,6 +23,28 @@ struct TraitOverrideTests {
         #expect(InjectedValues[\.cart].items == ["item \(id)"])
     }
 
+    @Test(
+        "a model made with overrides inside a test keeps them in the test body and its child tasks",
+        .injectedValues { $0.provider = Provider(id: 42) }
+    )
+    func modelMadeWithOverrides() async {
+        let controller = withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            Controller()
+        }
+        #expect(controller.provider.id == 5)
+        async let child = controller.provider.id
+        #expect(await child == 5)
+        let grouped = await withTaskGroup(of: Int.self) { group in
+            group.addTask { controller.provider.id }
+            return await group.next() ?? 0
+        }
+        #expect(grouped == 5)
+        #expect(await Task.detached { controller.provider.id }.value == 5)
+        #expect(InjectedValues[\.provider].id == 42)
+    }
+
     @Test("an update closure that throws fails the test before it runs")
     func throwingUpdate() async {
         let trait = InjectedValuesTrait.injectedValues { _ in throw SetUpFailure() }

@@ -93,9 +93,112 @@ struct MemoryTests {
         #expect(weakHolder == nil)
         #expect(weakTracked == nil)
     }
+
+    @Test("a value made in the update closure, with @Injected properties, is released when the scope ends")
+    func updateClosureValueReleased() {
+        let released = Counter()
+        let tracked = Tracked()
+        withInjectedValues {
+            $0.tracked = tracked
+            $0.service = CountedService(released)
+            $0.serviceSwiftUIStyle = CountedService(released)
+        } operation: {
+            #expect(InjectedValues[\.service].tracked === tracked)
+            #expect(InjectedValues[\.serviceSwiftUIStyle].tracked === tracked)
+            #expect(released.value == 0)
+        }
+        #expect(released.value == 2)
+    }
+
+    @Test("a value made and written inside a fresh scope's operation is released when the scope ends")
+    func operationValueReleased() {
+        let released = Counter()
+        let tracked = Tracked()
+        inFreshScope {
+            InjectedValues[\.tracked] = tracked
+            InjectedValues[\.service] = CountedService(released)
+            let holder = ServiceHolder(released)
+            #expect(holder.service.tracked === tracked)
+        }
+        #expect(released.value == 2)
+    }
+
+    @Test("a cached value built in a fresh scope, with @Injected properties, is released with the scope")
+    func cachedValueWithPropertiesReleased() {
+        let before = cachedServiceReleases.value
+        let tracked = Tracked()
+        inFreshScope {
+            InjectedValues[\.tracked] = tracked
+            let cached = InjectedValues[\.cachedService]
+            #expect(cached === InjectedValues[\.cachedService])
+            #expect(cached.tracked === tracked)
+        }
+        #expect(cachedServiceReleases.value == before + 1)
+    }
+
+    @Test("an object kept after its scope keeps the scope's values alive exactly as long as it lives")
+    func keptObjectKeepsValuesForItsLife() {
+        let released = Counter()
+        var holder: ServiceHolder? = withInjectedValues {
+            $0.service = CountedService(released)
+        } operation: {
+            ServiceHolder(released)
+        }
+        #expect(released.value == 0)
+        #expect(holder?.service.tracked != nil)
+        holder = nil
+        #expect(released.value == 2)
+    }
+
+    @Test("10,000 scoped objects made and dropped leave nothing behind")
+    func tenThousandScopedObjects() {
+        let made = Counter()
+        let released = Counter()
+        for _ in 0..<10_000 {
+            withInjectedValues {
+                made.increment()
+                $0.service = CountedService(released)
+            } operation: {
+                made.increment()
+                InjectedValues[\.otherService] = CountedService(released)
+                made.increment()
+                _ = ServiceHolder(released).service.tracked
+            }
+        }
+        #expect(made.value == 30_000)
+        #expect(released.value == 30_000)
+    }
 }
 
 final class Tracked: Sendable {}
+
+/// A service with a dependency of its own, which counts its releases.
+private final class CountedService {
+    @Injected(\.tracked) var tracked
+    private let released: Counter
+
+    init(_ released: Counter) {
+        self.released = released
+    }
+
+    deinit { released.increment() }
+}
+
+/// A model that reads the service, made in a scope and sometimes kept after it.
+private final class ServiceHolder {
+    @Injected(\.service) var service
+    private let released: Counter
+
+    init(_ released: Counter) {
+        self.released = released
+    }
+
+    deinit { released.increment() }
+}
+
+/// Releases of the one `CachedServiceKey` value each fresh scope builds; only `cachedValueWithPropertiesReleased`
+/// reads this key.
+private let cachedServiceReleases = Counter()
 
 final class Holder {
     @Injected(\.tracked) var tracked
@@ -114,7 +217,40 @@ private enum HolderKey: ReadOnlyInjectionKey {
     static var currentValue: Holder { Holder() }
 }
 
+private enum ServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: CountedService { CountedService(Counter()) }
+}
+
+private enum OtherServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: CountedService { CountedService(Counter()) }
+}
+
+private enum CachedServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: CountedService { CountedService(cachedServiceReleases) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 extension InjectedValues {
+    fileprivate var service: CountedService {
+        get { Self[ServiceKey.self] }
+        set { Self[ServiceKey.self] = newValue }
+    }
+
+    fileprivate var serviceSwiftUIStyle: CountedService {
+        get { self[OtherServiceKey.self] }
+        set { self[OtherServiceKey.self] = newValue }
+    }
+
+    fileprivate var otherService: CountedService {
+        get { Self[OtherServiceKey.self] }
+        set { Self[OtherServiceKey.self] = newValue }
+    }
+
+    fileprivate var cachedService: CountedService {
+        get { Self[CachedServiceKey.self] }
+        set { Self[CachedServiceKey.self] = newValue }
+    }
+
     fileprivate var tracked: Tracked {
         get { Self[TrackedKey.self] }
         set { Self[TrackedKey.self] = newValue }

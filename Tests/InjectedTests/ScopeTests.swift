@@ -230,17 +230,6 @@ struct ScopeTests {
         }
     }
 
-    @Test("a wrapper whose scope has ended resolves in the current context")
-    func endedScope() async {
-        let wrapper = withInjectedValues {
-            $0.first = "ended"
-        } operation: {
-            Injected(\.first)
-        }
-        let read = await Task.detached { wrapper.wrappedValue }.value
-        #expect(read == "default")
-    }
-
     @Test("1,000 concurrent scopes each see only their own overrides")
     func thousandConcurrentScopes() async {
         let mismatches = await withTaskGroup(of: Int.self) { group in

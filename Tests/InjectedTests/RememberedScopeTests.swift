@@ -1,0 +1,334 @@
+import Foundation
+import Injected
+import Testing
+
+/// An `@Injected` property made in a scope remembers that scope for its whole life, and reads look in the reader's
+/// scopes, then the remembered one, then the global store.
+@Suite("The scope an @Injected property remembers")
+struct RememberedScopeTests {
+    @Test("an object made in a scope keeps its overrides after the operation returns, on any thread")
+    func keepsOverridesForLife() async {
+        let model = withInjectedValues {
+            $0.feedSource = "mock"
+        } operation: {
+            FeedModel()
+        }
+        #expect(model.source == "mock")
+        #expect(await Task.detached { model.source }.value == "mock")
+        let fromQueue = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: model.source) }
+        }
+        #expect(fromQueue == "mock")
+        let matches = Counter()
+        #expect(runOnThreads(2) { _ in if model.source == "mock" { matches.increment() } })
+        #expect(matches.value == 2)
+    }
+
+    @Test("an object made outside any scope reads wherever it is used")
+    func unscopedObjectReadsWhereUsed() {
+        let model = FeedModel()
+        #expect(model.source == "default")
+        withInjectedValues {
+            $0.feedSource = "scoped"
+        } operation: {
+            #expect(model.source == "scoped")
+        }
+    }
+
+    @Test("an override in the reader's own scope wins over the remembered one")
+    func readersOverrideWins() {
+        let model = withInjectedValues {
+            $0.feedSource = "remembered"
+        } operation: {
+            FeedModel()
+        }
+        withInjectedValues {
+            $0.feedSource = "reader's"
+        } operation: {
+            #expect(model.source == "reader's")
+        }
+    }
+
+    @Test("a reader's scope that does not override the key keeps the remembered value")
+    func readersScopeWithoutOverrideKeepsRemembered() {
+        let model = withInjectedValues {
+            $0.feedSource = "remembered"
+        } operation: {
+            FeedModel()
+        }
+        withInjectedValues {
+            $0.feedOther = "unrelated"
+        } operation: {
+            #expect(model.source == "remembered")
+            withInjectedValues { _ in
+            } operation: {
+                #expect(model.source == "remembered")
+            }
+        }
+    }
+
+    @Test("in the same fresh scope, a remembered scope nested in the reader's counts, and the reader's own come first")
+    func sameFreshRoot() {
+        inFreshScope {
+            InjectedValues[\.feedSource] = "the fresh scope's own"
+            let model = withInjectedValues {
+                $0.feedSource = "nested"
+            } operation: {
+                FeedModel()
+            }
+            #expect(model.source == "nested")
+            withInjectedValues {
+                $0.feedOther = "unrelated"
+            } operation: {
+                #expect(model.source == "nested")
+            }
+            withInjectedValues {
+                $0.feedSource = "the reader's"
+            } operation: {
+                #expect(model.source == "the reader's")
+            }
+        }
+    }
+
+    @Test("inside another fresh scope, an object made in a fresh scope resolves in the reader's world")
+    func freshScopeIsAWorldOfItsOwn() {
+        let model = withInjectedValues(fresh: true) {
+            $0.feedSource = "test A"
+        } operation: {
+            FeedModel()
+        }
+        withInjectedValues(fresh: true) {
+            $0.feedSource = "test B"
+        } operation: {
+            #expect(model.source == "test B")
+        }
+        inFreshScope {
+            #expect(model.source == "default")
+        }
+        #expect(model.source == "test A")
+    }
+
+    @Test("a shared object first touched in one test's fresh scope does not show that test's mocks to another")
+    func sharedObjectStaysIsolated() async {
+        let shared = SharedModelBox()
+        await withInjectedValues(fresh: true) {
+            $0.feedSource = "test A"
+        } operation: {
+            let model = shared.model
+            await Task.yield()
+            withInjectedValues(fresh: true) {
+                $0.feedSource = "test B"
+            } operation: {
+                #expect(model.source == "test B")
+            }
+            #expect(model.source == "test A")
+        }
+    }
+
+    @Test("while the scope runs its writes are seen; once it ends, what its update closure set is kept")
+    func writesDuringAndAfterTheOperation() async {
+        let (model, otherModel) = await withInjectedValues {
+            $0.feedSource = "configured"
+        } operation: {
+            let model = FeedModel()
+            InjectedValues[\.feedSource] = "written in the operation"
+            let seenDuring = await Task.detached { model.source }.value
+            #expect(seenDuring == "written in the operation")
+            return (model, FeedModel())
+        }
+        #expect(model.source == "configured")
+        #expect(otherModel.source == "configured")
+    }
+
+    @Test("after the scope ends, a write through the property goes to that scope, for every object made in it")
+    func writeThroughPropertyAfterTheScope() async {
+        let (model, sibling) = withInjectedValues {
+            $0.feedSource = "configured"
+        } operation: {
+            (FeedModel(), FeedModel())
+        }
+        model.source = "written later"
+        #expect(model.source == "written later")
+        #expect(sibling.source == "written later")
+        #expect(await Task.detached { sibling.source }.value == "written later")
+        #expect(FeedModel().source == "default")
+    }
+
+    @Test("a write through the property inside another scope stays in that scope")
+    func writeThroughPropertyInsideAnotherScope() {
+        let model = withInjectedValues {
+            $0.feedSource = "configured"
+        } operation: {
+            FeedModel()
+        }
+        withInjectedValues { _ in
+        } operation: {
+            model.source = "the reader's scope"
+            #expect(model.source == "the reader's scope")
+            #expect(InjectedValues[\.feedSource] == "the reader's scope")
+        }
+        #expect(model.source == "configured")
+    }
+
+    @Test("a cached default read through a remembered fresh scope is built once in its cache, also after it ended")
+    func cachedDefaultInRememberedRoot() async {
+        let (model, during) = withInjectedValues(fresh: true) {
+            $0.feedSource = "fresh"
+        } operation: {
+            let model = FeedModel()
+            return (model, model.cachedFeed)
+        }
+        #expect(during.label == "built from fresh")
+        let after = await Task.detached { model.cachedFeed }.value
+        #expect(after === during)
+        #expect(InjectedValues[\.cachedFeed] !== during)
+    }
+
+    @Test("a cached default read through a remembered scope inside a fresh scope is built in the reader's cache")
+    func cachedDefaultInReadersRoot() {
+        let model = withInjectedValues(fresh: true) {
+            $0.feedSource = "remembered"
+        } operation: {
+            FeedModel()
+        }
+        withInjectedValues(fresh: true) {
+            $0.feedSource = "reader's"
+        } operation: {
+            let cached = model.cachedFeed
+            #expect(cached.label == "built from reader's")
+            #expect(InjectedValues[\.cachedFeed] === cached)
+        }
+    }
+
+    @Test("an object made in the update closure remembers the scope around it, and reads the new scope in it")
+    func updateClosureMakesInTheEnclosingScope() {
+        let (made, readInUpdate) = withInjectedValues {
+            $0.feedSource = "outer"
+        } operation: {
+            var made: FeedModel?
+            var readInUpdate = ""
+            withInjectedValues {
+                $0.feedSource = "inner"
+                readInUpdate = $0.feedSource
+                made = FeedModel()
+            } operation: {
+            }
+            return (made!, readInUpdate)
+        }
+        #expect(readInUpdate == "inner")
+        #expect(made.source == "outer")
+    }
+
+    @Test("1,000 concurrent scopes each make a model that, read after all have ended, sees only its own value")
+    func thousandScopesThenReadAfterwards() async {
+        let models = await withTaskGroup(of: (Int, FeedModel).self) { group in
+            for index in 0..<1_000 {
+                group.addTask {
+                    await withInjectedValues {
+                        $0.feedSource = "scope \(index)"
+                    } operation: {
+                        await Task.yield()
+                        return (index, FeedModel())
+                    }
+                }
+            }
+            return await group.reduce(into: [(Int, FeedModel)]()) { $0.append($1) }
+        }
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for (index, model) in models {
+                group.addTask { model.source == "scope \(index)" ? 0 : 1 }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(models.count == 1_000)
+        #expect(mismatches == 0)
+    }
+}
+
+extension ProcessGlobalStateTests {
+    /// The remembered scope comes before the global store.
+    @Suite("The remembered scope and the global store")
+    struct RememberedScopeGlobalTests {
+        @Test("a remembered scope wins over a global override, which an object made outside any scope sees")
+        func rememberedBeatsGlobal() async {
+            defer { InjectedValues.reset() }
+            let model = withInjectedValues {
+                $0.globalFeedSource = "remembered"
+            } operation: {
+                GlobalFeedModel()
+            }
+            InjectedValues[\.globalFeedSource] = "global"
+            #expect(model.source == "remembered")
+            #expect(await Task.detached { model.source }.value == "remembered")
+            #expect(GlobalFeedModel().source == "global")
+        }
+    }
+}
+
+// MARK: - Models and keys
+
+/// A view model in the shape of the ones tests and previews make in a scope and use afterwards.
+private struct FeedModel: Sendable {
+    @Injected(\.feedSource) var source
+    @Injected(\.cachedFeed) var cachedFeed
+}
+
+/// A model whose key only the global suite uses.
+private struct GlobalFeedModel: Sendable {
+    @Injected(\.globalFeedSource) var source
+}
+
+/// An object made on first use, like a `static let shared`.
+private final class SharedModelBox: @unchecked Sendable {
+    // `@unchecked Sendable`: `made` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var made: FeedModel?
+
+    var model: FeedModel {
+        lock.withLock {
+            if let made { return made }
+            let model = FeedModel()
+            made = model
+            return model
+        }
+    }
+}
+
+private enum FeedSourceKey: ReadOnlyInjectionKey {
+    static let currentValue = "default"
+}
+
+private enum GlobalFeedSourceKey: ReadOnlyInjectionKey {
+    static let currentValue = "default"
+}
+
+private enum FeedOtherKey: ReadOnlyInjectionKey {
+    static let currentValue = "default"
+}
+
+private enum CachedFeedKey: ReadOnlyInjectionKey {
+    static var currentValue: Instance { Instance("built from " + InjectedValues[\.feedSource]) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension InjectedValues {
+    fileprivate var feedSource: String {
+        get { Self[FeedSourceKey.self] }
+        set { Self[FeedSourceKey.self] = newValue }
+    }
+
+    fileprivate var globalFeedSource: String {
+        get { Self[GlobalFeedSourceKey.self] }
+        set { Self[GlobalFeedSourceKey.self] = newValue }
+    }
+
+    fileprivate var feedOther: String {
+        get { Self[FeedOtherKey.self] }
+        set { Self[FeedOtherKey.self] = newValue }
+    }
+
+    fileprivate var cachedFeed: Instance {
+        get { Self[CachedFeedKey.self] }
+        set { Self[CachedFeedKey.self] = newValue }
+    }
+}
