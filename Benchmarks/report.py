@@ -68,6 +68,9 @@ def mallocs_per_operation(name):
 NONE = "Injected nothing overridden / article pattern"
 GLOBAL = "Injected global override / article pattern"
 SCOPE = "Injected inside one scope / article pattern"
+MADE_IN_SCOPE = "Injected made in a scope, read inside it / article pattern"
+MADE_IN_ENDED_SCOPE = "Injected made in a scope, read after it ended / article pattern"
+MAKE_PROPERTY = "Injected property made in a scope / article property made"
 DEPENDENCIES = "swift-dependencies / Injected"
 SWINJECT = "Swinject / Injected"
 KEYS10 = "Injected 10 keys overridden / article pattern"
@@ -124,6 +127,8 @@ read_names = [
     "Injected: @Injected read, nothing overridden",
     "Injected: @Injected read, global override",
     "Injected: @Injected read, inside one scope",
+    "Injected: @Injected read, made in a scope, inside it",
+    "Injected: @Injected read, made in a scope, after it ended",
     "Injected: read with 10 keys overridden",
     "Injected: read with 10000 keys overridden",
 ]
@@ -161,6 +166,10 @@ lines = [
     row("Nothing overridden vs the article's pattern", NONE, "≤ 1.25×", lambda r: r <= 1.25),
     row("Global override vs the article's pattern", GLOBAL, "≤ 1.5×", lambda r: r <= 1.5),
     row("Inside one scope vs the article's pattern", SCOPE, "≤ 1.5×", lambda r: r <= 1.5),
+    row("Made in a scope, read inside it, vs the article's pattern", MADE_IN_SCOPE, "≤ 1.5×", lambda r: r <= 1.5),
+    row("Made in a scope, read after it ended, vs the article's pattern", MADE_IN_ENDED_SCOPE, "≤ 1.5×",
+        lambda r: r <= 1.5),
+    row("Making an `@Injected` property in a scope vs the article's", MAKE_PROPERTY, "–", None),
     row("swift-dependencies vs Injected", DEPENDENCIES, "≥ 5×", lambda r: r >= 5),
     row("Swinject vs Injected", SWINJECT, "≥ 5×", lambda r: r >= 5),
     row("Two threads vs one, Injected (throughput)", THREADS, "≥ 1.8×", lambda r: r >= 1.8),

@@ -28,8 +28,8 @@ import Testing
 ///
 /// > Important: A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not
 /// > `Task.detached` or other threads. Code under test that reads `InjectedValues[…]` from a detached task sees the
-/// > global store. Objects created inside the test with `@Injected` properties are fine: while the test runs, they
-/// > resolve in its scope wherever they are read.
+/// > global store. Objects created inside the test with `@Injected` properties are fine: they remember the test's
+/// > scope and resolve there wherever they are read.
 public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout InjectedValues) throws -> Void
 

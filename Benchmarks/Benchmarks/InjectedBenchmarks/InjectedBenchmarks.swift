@@ -31,8 +31,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Article pattern: @Injected read") { articleReads($0.scaledIterations.count) }
     Benchmark("Injected: @Injected read, nothing overridden") { injectedReads($0.scaledIterations.count) }
     // Each read benchmark reads once before it starts measuring: after a write, a thread's first read of the global
-    // store copies the value into its view, which allocates, and a scope makes its anchor with the first property
-    // made in it. Neither happens again on later reads.
+    // store copies the value into its view, which allocates. That does not happen again on later reads.
     Benchmark("Injected: @Injected read, global override") { benchmark in
         InjectedValues[\.provider] = Provider(id: 2)
         injectedReads(1)
@@ -48,6 +47,35 @@ let benchmarks: @Sendable () -> Void = {
             injectedReads(1)
             benchmark.startMeasurement()
             injectedReads(benchmark.scaledIterations.count)
+            benchmark.stopMeasurement()
+        }
+    }
+    // An object made in a scope keeps it: read where it was made, and after the scope has ended, outside any scope.
+    Benchmark("Injected: @Injected read, made in a scope, inside it") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            let reads = scopedReads(InjectedController())
+            reads(1)
+            benchmark.startMeasurement()
+            reads(benchmark.scaledIterations.count)
+            benchmark.stopMeasurement()
+        }
+    }
+    Benchmark("Injected: @Injected read, made in a scope, after it ended") { benchmark in
+        let reads = scopedReads(controllerMadeInEndedScope())
+        reads(1)
+        benchmark.startMeasurement()
+        reads(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+    }
+    Benchmark("Article pattern: make an @Injected property") { articlePropertiesMade($0.scaledIterations.count) }
+    Benchmark("Injected: make an @Injected property in a scope") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            benchmark.startMeasurement()
+            injectedPropertiesMade(benchmark.scaledIterations.count)
             benchmark.stopMeasurement()
         }
     }
@@ -79,6 +107,26 @@ let benchmarks: @Sendable () -> Void = {
             $0.provider = Provider(id: 3)
         } operation: {
             measurePairs(benchmark, subject: injectedReads, reference: articleReads)
+        }
+    }
+    pairedBenchmark("Injected made in a scope, read inside it / article pattern") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            measurePairs(benchmark, subject: scopedReads(InjectedController()), reference: articleReads)
+        }
+    }
+    let keptController = controllerMadeInEndedScope()
+    pairedBenchmark(
+        "Injected made in a scope, read after it ended / article pattern",
+        subject: scopedReads(keptController),
+        reference: articleReads
+    )
+    pairedBenchmark("Injected property made in a scope / article property made") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 5)
+        } operation: {
+            measurePairs(benchmark, subject: injectedPropertiesMade, reference: articlePropertiesMade)
         }
     }
     pairedBenchmark("swift-dependencies / Injected", subject: dependenciesReads, reference: injectedReads)
@@ -206,6 +254,28 @@ func articleReads(_ count: Int) {
 func injectedReads(_ count: Int) {
     let controller = InjectedController()
     for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+/// Reads through a controller that was made in a scope, wherever the batch runs.
+func scopedReads(_ controller: InjectedController) -> Batch {
+    { count in for _ in 0..<count { blackHole(controller.provider.id) } }
+}
+
+/// A controller made in a scope with one override, which has ended by the time this returns.
+func controllerMadeInEndedScope() -> InjectedController {
+    withInjectedValues {
+        $0.provider = Provider(id: 6)
+    } operation: {
+        InjectedController()
+    }
+}
+
+func articlePropertiesMade(_ count: Int) {
+    for _ in 0..<count { blackHole(ArticleController()) }
+}
+
+func injectedPropertiesMade(_ count: Int) {
+    for _ in 0..<count { blackHole(InjectedController()) }
 }
 
 func dependenciesReads(_ count: Int) {
