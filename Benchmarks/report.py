@@ -71,6 +71,7 @@ SCOPE = "Injected inside one scope / article pattern"
 MADE_IN_SCOPE = "Injected made in a scope, read inside it / article pattern"
 MADE_IN_ENDED_SCOPE = "Injected made in a scope, read after it ended / article pattern"
 MAKE_PROPERTY = "Injected property made in a scope / article property made"
+CAPTURE = "Injected capture and run / enter a fresh scope"
 DEPENDENCIES = "swift-dependencies / Injected"
 SWINJECT = "Swinject / Injected"
 KEYS10 = "Injected 10 keys overridden / article pattern"
@@ -197,6 +198,7 @@ lines = [
     row("Fresh scopes building five `.cached` values, 500 idle threads vs none (throughput)", FRESH_IDLE, "≥ 0.8×",
         lambda r: r >= 0.8),
     row("Per-request scopes, two threads vs one (throughput)", REQUESTS_THREADS, "–", None),
+    row("Capturing a scope and running in it vs entering a fresh scope", CAPTURE, "–", None),
     f"| The same, as a share of plain reads' two threads vs one | {scaling_middle:.2f}× | "
     f"{scaling_low:.2f}–{scaling_high:.2f}× | {len(paired[REQUESTS_THREADS]):,} and {len(paired[THREADS]):,} | "
     f"≥ 0.85× | {'yes' if scaling_middle >= 0.85 else '**no**'} |",

@@ -460,17 +460,7 @@ public func withInjectedValues<R>(
     operation: () throws -> R
 ) rethrows -> R {
     let enclosing = InjectionScope.current
-    let scope = InjectionScope.makeNested(fresh: fresh, in: enclosing)
-    defer { scope.end() }
-    return try InjectionScope.$binding.withValue(.init(scope: scope)) {
-        try scope.configure(madeIn: enclosing) {
-            var values = InjectedValues()
-            try update(&values)
-        }
-        // Inside a `.cached` default or another scope's update closure, properties made by the operation remember
-        // this scope, not the one that code chose.
-        return try PropertyOrigin.setting(nil, operation)
-    }
+    return try InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
 }
 
 /// Runs an asynchronous operation with some dependencies overridden, for the operation and every task it starts.
@@ -502,17 +492,162 @@ public func withInjectedValues<R>(
     operation: () async throws -> R
 ) async rethrows -> R {
     let enclosing = InjectionScope.current
-    let scope = InjectionScope.makeNested(fresh: fresh, in: enclosing)
-    defer { scope.end() }
-    return try await InjectionScope.$binding.withValue(.init(scope: scope)) {
-        try scope.configure(madeIn: enclosing) {
-            var values = InjectedValues()
-            try update(&values)
-        }
-        // Synchronous code sets `PropertyOrigin` only for its own length, so an asynchronous operation starts with
-        // none set.
-        return try await operation()
+    return try await InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
+}
+
+// MARK: - Carrying scopes into later and escaping work
+
+/// Runs an operation in a new scope based on the scope that another object remembers, with some dependencies
+/// overridden on top.
+///
+/// A model made in a scope keeps it, but a model it makes later, in a method run from a button tap, a delegate or a
+/// callback, is made outside any scope. Make it from the parent instead, so that it keeps the parent's dependencies:
+///
+/// ```swift
+/// final class FeedModel {
+///     @Injected(\.networkProvider) var networkProvider
+///
+///     func openDetail() -> DetailModel {
+///         withInjectedValues(from: self) { _ in } operation: { DetailModel() }
+///     }
+/// }
+/// ```
+///
+/// The new scope is nested in the scope that `parent` remembers: the one that the first of its ``Injected``
+/// properties, or of its superclasses' (in declaration order), that remembers a scope was made in. Reads in the new
+/// scope, and through objects made in it, look in its own overrides, then in the scopes active where this is called
+/// (down to the one they share with the parent's), then in the parent's scope and the scopes around it, as reads
+/// through the parent itself do.
+///
+/// When `parent` remembers no scope, because it was made outside any or has no `@Injected` property, or when it
+/// remembers a scope in another fresh scope's world than the caller's, the new scope is nested in the active scope,
+/// exactly as ``withInjectedValues(fresh:_:operation:)`` nests it. Nothing is registered anywhere: the parent's scope
+/// is found by reflecting on its stored properties, and is kept only by the objects made in the new scope.
+///
+/// - Parameters:
+///   - parent: The object whose scope to build on, usually `self`.
+///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
+///     where this is called.
+///   - operation: The code to run in the new scope.
+/// - Returns: The value the operation returns.
+@discardableResult
+public func withInjectedValues<R>(
+    from parent: Any,
+    _ update: (inout InjectedValues) throws -> Void,
+    operation: () throws -> R
+) rethrows -> R {
+    let reader = InjectionScope.current
+    let scope = InjectionScope.makeNested(basedOn: rememberedScope(of: parent), in: reader)
+    return try scope.run(madeIn: reader, update, operation)
+}
+
+/// Runs an asynchronous operation in a new scope based on the scope that another object remembers, with some
+/// dependencies overridden on top.
+///
+/// This behaves like the synchronous ``withInjectedValues(from:_:operation:)``, and the operation runs on the
+/// caller's actor.
+///
+/// - Parameters:
+///   - parent: The object whose scope to build on, usually `self`.
+///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
+///     where this is called.
+///   - isolation: The actor the operation runs on. Leave the default, the caller's.
+///   - operation: The code to run in the new scope.
+/// - Returns: The value the operation returns.
+@discardableResult
+public func withInjectedValues<R>(
+    from parent: Any,
+    _ update: (inout InjectedValues) throws -> Void,
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async rethrows -> R {
+    let reader = InjectionScope.current
+    let scope = InjectionScope.makeNested(basedOn: rememberedScope(of: parent), in: reader)
+    return try await scope.run(madeIn: reader, update, operation)
+}
+
+extension InjectedValues {
+    /// Captures the active scope, so that code handed to a queue, a completion handler or a thread can run in it.
+    ///
+    /// A scope reaches the tasks started inside it, but not work that other code runs later or elsewhere. Capture the
+    /// scope where the closure is made, and run the closure's body in it where it runs:
+    ///
+    /// ```swift
+    /// func refresh(completion: @escaping @Sendable (String) -> Void) {
+    ///     let scope = InjectedValues.capture()
+    ///     DispatchQueue.global().async {
+    ///         scope.run { completion(InjectedValues[\.networkProvider].requestData()) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Returns: The captured scope, which keeps the scope alive for as long as it lives.
+    public static func capture() -> CapturedScope {
+        CapturedScope(scope: InjectionScope.current)
     }
+
+    /// A scope captured by ``InjectedValues/capture()``, to run code in it later, on any thread.
+    ///
+    /// It holds the scope for as long as it lives, and nothing once it is gone. Each ``run(_:)`` opens a new scope
+    /// nested in the captured one, so that writes made in the body end with it, and reads look in the body's own
+    /// writes, then in the scopes active where it runs (down to the one they share with the captured scope), then in
+    /// the captured scope and the scopes around it. Where the scopes active at the run are in another fresh scope's
+    /// world, they alone count. A capture made outside any scope runs its body where it is run.
+    public struct CapturedScope: Sendable {
+        private let scope: InjectionScope?
+
+        init(scope: InjectionScope?) {
+            self.scope = scope
+        }
+
+        /// Runs `body` in the captured scope.
+        ///
+        /// - Parameter body: The code to run.
+        /// - Returns: The value `body` returns.
+        @discardableResult
+        public func run<R>(_ body: () throws -> R) rethrows -> R {
+            let reader = InjectionScope.current
+            return try InjectionScope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
+        }
+
+        /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
+        ///
+        /// - Parameters:
+        ///   - isolation: The actor `body` runs on. Leave the default, the caller's.
+        ///   - body: The code to run.
+        /// - Returns: The value `body` returns.
+        @discardableResult
+        public func run<R>(
+            isolation: isolated (any Actor)? = #isolation,
+            _ body: () async throws -> R
+        ) async rethrows -> R {
+            let reader = InjectionScope.current
+            return try await InjectionScope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
+        }
+    }
+}
+
+/// The scope that the first `@Injected` property of `value`, or of its superclasses, remembers.
+func rememberedScope(of value: Any) -> InjectionScope? {
+    var mirror: Mirror? = Mirror(reflecting: value)
+    while let current = mirror {
+        for child in current.children {
+            if let property = child.value as? any RemembersScope, let scope = property.rememberedScope {
+                return scope
+            }
+        }
+        mirror = current.superclassMirror
+    }
+    return nil
+}
+
+/// What `rememberedScope(of:)` finds among an object's stored properties.
+protocol RemembersScope {
+    var rememberedScope: InjectionScope? { get }
+}
+
+extension Injected: RemembersScope {
+    var rememberedScope: InjectionScope? { scope }
 }
 
 // MARK: - Storage
@@ -589,8 +724,13 @@ final class InjectionScope: @unchecked Sendable {
     /// For the global store, the threads that have a view of it, which its writes and resets update.
     var threads: [ObjectIdentifier: ThreadState] = [:]
 
-    private init(parent: InjectionScope?) {
+    /// For a scope based on another object's or a captured scope, the scope active where it was opened, whose own
+    /// overrides come before `parent`'s: down to the scope the two share, which `parent`'s lookup reaches anyway.
+    let reader: InjectionScope?
+
+    private init(parent: InjectionScope?, reader: InjectionScope? = nil) {
         self.parent = parent
+        self.reader = reader
         // Only a root caches, so only a root has threads waiting for a build.
         lock = Lock(withCondition: parent == nil)
     }
@@ -605,11 +745,63 @@ final class InjectionScope: @unchecked Sendable {
         InjectionScope(parent: fresh ? nil : enclosing ?? InjectionStore.global)
     }
 
+    /// A scope nested in `base`, a scope that an object remembers or that was captured.
+    ///
+    /// It is opened where `reader` is the innermost active scope: reads in it see the reader's overrides first, as reads
+    /// through an object made in `base` would. With no `base`, or a `base` in another fresh scope's world than the
+    /// reader's, it is nested in the reader.
+    static func makeNested(basedOn base: InjectionScope?, in reader: InjectionScope?) -> InjectionScope {
+        guard let base else { return makeNested(fresh: false, in: reader) }
+        guard let reader else { return InjectionScope(parent: base) }
+        // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
+        guard let shared = InjectionStore.innermostShared(reader, base), shared !== base else {
+            return makeNested(fresh: false, in: reader)
+        }
+        return InjectionScope(parent: base, reader: reader)
+    }
+
     /// Runs the update closure of `withInjectedValues`, in which properties remember `enclosing` rather than this
     /// scope, then records what it set as the scope's configuration.
     func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
         try PropertyOrigin.setting(enclosing ?? InjectionStore.global, update)
         lock.withLock { configuration = overrides }
+    }
+
+    /// Runs the update closure and then the operation of a new scope, with the scope bound, and ends it.
+    func run<R>(
+        madeIn enclosing: InjectionScope?,
+        _ update: (inout InjectedValues) throws -> Void,
+        _ operation: () throws -> R
+    ) rethrows -> R {
+        defer { end() }
+        return try InjectionScope.$binding.withValue(.init(scope: self)) {
+            try configure(madeIn: enclosing) {
+                var values = InjectedValues()
+                try update(&values)
+            }
+            // Inside a `.cached` default or another scope's update closure, properties made by the operation remember
+            // this scope, not the one that code chose.
+            return try PropertyOrigin.setting(nil, operation)
+        }
+    }
+
+    /// Runs the update closure and then the asynchronous operation of a new scope, with the scope bound, and ends it.
+    func run<R>(
+        madeIn enclosing: InjectionScope?,
+        _ update: (inout InjectedValues) throws -> Void,
+        isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> R
+    ) async rethrows -> R {
+        defer { end() }
+        return try await InjectionScope.$binding.withValue(.init(scope: self)) {
+            try configure(madeIn: enclosing) {
+                var values = InjectedValues()
+                try update(&values)
+            }
+            // Synchronous code sets `PropertyOrigin` only for its own length, so an asynchronous operation starts with
+            // none set.
+            return try await operation()
+        }
     }
 
     /// Ends the scope's operation: the writes made during it end with it, and the scope goes back to what its update
@@ -782,6 +974,9 @@ enum InjectionStore {
             return value
         }
         scope.lock.unlock()
+        if let reader = scope.reader, let parent = scope.parent {
+            return value(for: key, readIn: reader, remembered: parent)
+        }
         guard let parent = scope.parent else { return rootValue(for: key, in: scope, on: ThreadState.current) }
         return value(for: key, from: parent)
     }
@@ -817,7 +1012,7 @@ enum InjectionStore {
     /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
     ///
     /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
-    private static func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
+    static func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
         var next: InjectionScope? = reader
         while let scope = next {
             var candidate: InjectionScope? = remembered

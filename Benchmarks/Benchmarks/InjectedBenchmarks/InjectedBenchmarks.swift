@@ -129,6 +129,14 @@ let benchmarks: @Sendable () -> Void = {
             measurePairs(benchmark, subject: injectedPropertiesMade, reference: articlePropertiesMade)
         }
     }
+    // Carrying a scope into escaping work: capture it, then run in it, against opening a fresh scope.
+    pairedBenchmark("Injected capture and run / enter a fresh scope") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 7)
+        } operation: {
+            measurePairs(benchmark, subject: capturedRuns, reference: freshScopes)
+        }
+    }
     pairedBenchmark("swift-dependencies / Injected", subject: dependenciesReads, reference: injectedReads)
     pairedBenchmark("Swinject / Injected", subject: { swinjectReads(container, $0) }, reference: injectedReads)
     // The store holds 10 or 10,000 keys, never both at once, so each is compared with the article's read, and the
@@ -206,6 +214,16 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    Benchmark("Injected: capture a scope and run in it") { benchmark in
+        withInjectedValues {
+            $0.provider = Provider(id: 7)
+        } operation: {
+            benchmark.startMeasurement()
+            capturedRuns(benchmark.scaledIterations.count)
+            benchmark.stopMeasurement()
+        }
+    }
+
     Benchmark("Injected: first read of a .cached key") { benchmark in
         withInjectedValues(fresh: true, { _ in }) {
             for _ in benchmark.scaledIterations {
@@ -267,6 +285,21 @@ func controllerMadeInEndedScope() -> InjectedController {
         $0.provider = Provider(id: 6)
     } operation: {
         InjectedController()
+    }
+}
+
+/// Captures the active scope and runs in it, each time, as a completion handler made and called in turn would.
+func capturedRuns(_ count: Int) {
+    for _ in 0..<count {
+        let scope = InjectedValues.capture()
+        scope.run { blackHole(0) }
+    }
+}
+
+/// Opens and closes a fresh scope with no overrides, each time.
+func freshScopes(_ count: Int) {
+    for _ in 0..<count {
+        withInjectedValues(fresh: true, { _ in }) { blackHole(0) }
     }
 }
 
