@@ -90,7 +90,12 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
 /// > instance per read. See ``InjectionLifetime``.
 public protocol ReadOnlyInjectionKey {
     /// The type of the dependency this key stands for.
-    associatedtype Value
+    ///
+    /// It is `Sendable`, because a dependency is read from whichever thread needs it: the store's locks protect the
+    /// store, not what the values do. A service with mutable state is an `actor`, a `@MainActor` class, a
+    /// `final class` that keeps its state behind a lock, or a `Sendable` struct of closures. Swift 5 mode does not
+    /// check the requirement, so code written for the article keeps compiling there unchanged.
+    associatedtype Value: Sendable
 
     /// The dependency's default value, used while nothing overrides the key.
     ///
@@ -207,7 +212,9 @@ public struct InjectedValues: Sendable {
     /// ```
     ///
     /// A write to a nested path reads the outer dependency, changes the part, and overrides the outer dependency
-    /// with the result.
+    /// with the result. That read and write are two steps, not one: two threads writing parts of one dependency at
+    /// once, or incrementing it with `+=`, can lose one of the writes. Keep state that changes inside the dependency,
+    /// in an actor or behind a lock.
     ///
     /// - Parameter keyPath: A key path to an accessor declared in an extension of `InjectedValues`.
     public static subscript<T>(_ keyPath: WritableKeyPath<InjectedValues, T>) -> T {
@@ -301,8 +308,8 @@ public struct InjectedValues: Sendable {
 /// properties (in Swift 6 mode, of a global-actor-isolated type), with or without a type annotation.
 ///
 /// Swift stores any wrapped property in a `var`, which a `final class` that conforms to `Sendable` may not have.
-/// In such a class, read the dependency in a computed property instead:
-/// `var clock: any Clock { InjectedValues[\.clock] }`.
+/// In such a class, keep the wrapper in a `let` and read its ``wrappedValue``: `let clock = Injected(\.clock)`. It
+/// resolves and remembers its scope exactly as the attribute form does.
 ///
 /// ## The scope a property remembers
 ///

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compiles two apps against the single library file, as users who copy it do, and runs them:
 # one in Swift 5 mode with the article's key forms, one in Swift 6 mode with complete concurrency checking.
+# Also checks that Swift 6 mode rejects a dependency that is not Sendable, which Swift 5 mode accepts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
@@ -10,6 +11,20 @@ library=Sources/Injected/Injected.swift
 swiftc -swift-version 5 -warnings-as-errors "$library" Tests/Clients/Swift5Client/main.swift -o "$out/swift5"
 swiftc -swift-version 6 -strict-concurrency=complete -warnings-as-errors \
     "$library" Tests/Clients/Swift6Client/main.swift -o "$out/swift6"
+
+# A dependency that is not Sendable: rejected in Swift 6 mode with the compiler's own error, accepted in Swift 5 mode.
+if swiftc -swift-version 6 -typecheck "$library" Tests/Clients/NonSendableClient/main.swift 2>"$out/nonsendable.log"
+then
+    echo "error: a key whose value is not Sendable compiled in Swift 6 mode" >&2
+    exit 1
+fi
+grep -q "type 'Cart' does not conform to the 'Sendable' protocol" "$out/nonsendable.log" || {
+    cat "$out/nonsendable.log" >&2
+    echo "error: Swift 6 mode rejected the non-Sendable key, but not with the Sendable error" >&2
+    exit 1
+}
+echo "non-sendable client: rejected in Swift 6 mode"
+swiftc -swift-version 5 -warnings-as-errors -typecheck "$library" Tests/Clients/NonSendableClient/main.swift
 
 "$out/swift5" | tee "$out/swift5.log"
 "$out/swift6" | tee "$out/swift6.log"

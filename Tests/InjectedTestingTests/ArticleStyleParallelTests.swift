@@ -1,3 +1,4 @@
+import Foundation
 import Injected
 import InjectedTesting
 import Testing
@@ -56,12 +57,16 @@ struct Controller {
     @Injected(\.provider) var provider
 }
 
-/// A stateful service that is not `Sendable`, cached per scope.
-final class Cart {
-    private(set) var items: [String] = []
+/// A stateful service, cached per scope, whose state sits behind a lock, the Swift 6 way.
+final class Cart: @unchecked Sendable {
+    // `@unchecked Sendable`: `storedItems` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var storedItems: [String] = []
+
+    var items: [String] { lock.withLock { storedItems } }
 
     func add(_ item: String) {
-        items.append(item)
+        lock.withLock { storedItems.append(item) }
     }
 }
 

@@ -167,7 +167,7 @@ private enum FilePrivateKey: ReadOnlyInjectionKey {
     static let currentValue = "fileprivate"
 }
 
-private final class MediaStore {}
+private final class MediaStore: Sendable {}
 
 extension MediaStore: ReadOnlyInjectionKey {
     static var currentValue: MediaStore { MediaStore() }

@@ -173,9 +173,11 @@ struct MemoryTests {
 final class Tracked: Sendable {}
 
 /// A service with a dependency of its own, which counts its releases.
-private final class CountedService {
-    @Injected(\.tracked) var tracked
+private final class CountedService: Sendable {
+    private let trackedProperty = Injected(\.tracked)
     private let released: Counter
+
+    var tracked: Tracked { trackedProperty.wrappedValue }
 
     init(_ released: Counter) {
         self.released = released
@@ -200,8 +202,11 @@ private final class ServiceHolder {
 /// reads this key.
 private let cachedServiceReleases = Counter()
 
-final class Holder {
-    @Injected(\.tracked) var tracked
+/// A `Sendable` class keeps its dependency in a `let` wrapper, which remembers the scope like `@Injected` does.
+final class Holder: Sendable {
+    private let trackedProperty = Injected(\.tracked)
+
+    var tracked: Tracked { trackedProperty.wrappedValue }
 }
 
 private enum TrackedKey: ReadOnlyInjectionKey {

@@ -161,7 +161,7 @@ private enum AppState {
     case foreground, background
 }
 
-private protocol AppStateProviding: AnyObject {
+private protocol AppStateProviding: AnyObject, Sendable {
     var state: AppState { get }
 }
 
@@ -169,8 +169,16 @@ private final class LiveAppStateAdapter: AppStateProviding {
     var state: AppState { .foreground }
 }
 
-private final class MockAppStateAdapter: AppStateProviding {
-    var state = AppState.foreground
+/// A mock with a settable state, kept behind a lock as Swift 6 asks of a service shared between threads.
+private final class MockAppStateAdapter: AppStateProviding, @unchecked Sendable {
+    // `@unchecked Sendable`: `storedState` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var storedState = AppState.foreground
+
+    var state: AppState {
+        get { lock.withLock { storedState } }
+        set { lock.withLock { storedState = newValue } }
+    }
 
     /// Installs a new mock both ways, as the project's helper does.
     static func makeShared() -> MockAppStateAdapter {
@@ -192,15 +200,19 @@ private enum DeviceType {
     case unspecified, phone, pad, simulator
 }
 
-private final class CurrentDevice {
-    private(set) var deviceType: DeviceType
+private final class CurrentDevice: @unchecked Sendable {
+    // `@unchecked Sendable`: `storedType` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var storedType: DeviceType
 
     init(_ deviceType: DeviceType = .unspecified) {
-        self.deviceType = deviceType
+        storedType = deviceType
     }
 
+    var deviceType: DeviceType { lock.withLock { storedType } }
+
     func didUpdate(_ deviceType: DeviceType) {
-        self.deviceType = deviceType
+        lock.withLock { storedType = deviceType }
     }
 }
 
