@@ -2,7 +2,15 @@
 //
 // This file is the whole library. It imports only the standard library and the platform's C module, so it can be
 // copied into an app or a package as it is. It compiles without warnings in Swift 6 language mode with complete
-// concurrency checking and in Swift 5 language mode, with a Swift 6.0 or newer compiler.
+// concurrency checking and in Swift 5 language mode, with a Swift 6.0 or newer compiler, and also in a module whose
+// default isolation is the main actor (SE-0466, Swift 6.2).
+//
+// For that last case, every declaration says `nonisolated`: the library runs on whichever thread reads a dependency,
+// and such a module would otherwise isolate each declaration to the main actor. Swift 6.0 cannot mark a type
+// `nonisolated`, so the members are marked one by one, and the mutable stored properties that locks guard are
+// `nonisolated(unsafe)`, which says only that much: each type's comment says which lock guards them. The one
+// exception is `Injected.wrappedValue`, which such a module isolates to the main actor when it compiles this file:
+// Swift does not accept a `nonisolated` settable `wrappedValue` there.
 
 #if canImport(Darwin)
 import Darwin
@@ -20,6 +28,7 @@ import Bionic
 
 // MARK: - Keys
 
+#if compiler(>=6.2)
 /// A key that names one dependency in ``InjectedValues`` and holds its global value, as in the article that
 /// introduced the pattern.
 ///
@@ -58,9 +67,24 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
     /// The dependency's global value: its default, and what a write made outside any scope assigns.
     ///
     /// Declare it as a stored `static var`; in Swift 6 mode, `nonisolated(unsafe) static var`.
+    ///
+    /// The requirement is `nonisolated(unsafe)` so that the store can assign it from any thread in a module whose
+    /// default isolation is the main actor, whichever isolation the witness has; a plain `nonisolated` would be
+    /// copied onto a stored witness, which Swift rejects for a `static var`. It says what the variable is: a global
+    /// that nothing isolates, as `nonisolated(unsafe)` on the key's own declaration says too.
+    nonisolated(unsafe) static var currentValue: Value { get set }
+}
+#else
+// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
+/// A key whose `currentValue` is settable and is the dependency's global value, as in the article.
+public protocol InjectionKey: ReadOnlyInjectionKey {
     static var currentValue: Value { get set }
 }
+#endif
 
+// `nonisolated`, so that in a module whose default isolation is the main actor the store can read the requirements on
+// any thread.
+#if compiler(>=6.2)
 /// A key whose default cannot be assigned: the store keeps every override itself, and the compiler can prove the key
 /// race-free.
 ///
@@ -88,7 +112,7 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
 /// > Important: While nothing overrides the key, what a read returns depends on ``lifetime``. With the default,
 /// > ``InjectionLifetime/uncached``, every read asks `currentValue` again, so a computed `currentValue` makes a new
 /// > instance per read. See ``InjectionLifetime``.
-public protocol ReadOnlyInjectionKey {
+public nonisolated protocol ReadOnlyInjectionKey {
     /// The type of the dependency this key stands for.
     ///
     /// It is `Sendable`, because a dependency is read from whichever thread needs it: the store's locks protect the
@@ -109,10 +133,19 @@ public protocol ReadOnlyInjectionKey {
     /// to build the default once and keep it.
     static var lifetime: InjectionLifetime { get }
 }
+#else
+// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
+/// A key whose default cannot be assigned: the store keeps every override itself.
+public protocol ReadOnlyInjectionKey {
+    associatedtype Value: Sendable
+    static var currentValue: Value { get }
+    static var lifetime: InjectionLifetime { get }
+}
+#endif
 
 extension ReadOnlyInjectionKey {
     /// The default lifetime, ``InjectionLifetime/uncached``: every read asks the key's `currentValue`.
-    public static var lifetime: InjectionLifetime { .uncached }
+    public static nonisolated var lifetime: InjectionLifetime { .uncached }
 }
 
 /// How often a key's default value is evaluated while nothing overrides the key.
@@ -126,7 +159,7 @@ extension ReadOnlyInjectionKey {
 ///
 /// `.cached` is the Swift 6 way to have a lazily created singleton: a computed `currentValue` needs no
 /// `nonisolated(unsafe)`, and the store builds it exactly once.
-public enum InjectionLifetime: Sendable, Hashable {
+public enum InjectionLifetime: Sendable {
     /// Every read asks the key's `currentValue`.
     ///
     /// The key's declaration decides what a read returns: a stored static is one shared instance, a computed property
@@ -143,6 +176,39 @@ public enum InjectionLifetime: Sendable, Hashable {
     /// override made by a nested scope never leaks into a shared instance.
     case cached
 }
+
+// A module whose default isolation is the main actor would isolate a synthesized conformance, and its witnesses, to
+// the main actor, and the store compares lifetimes on every thread: so the witnesses are written out, and Swift 6.2
+// says that the conformance is not isolated.
+extension InjectionLifetime {
+    /// Whether two lifetimes are the same.
+    ///
+    /// - Parameters:
+    ///   - lhs: A lifetime.
+    ///   - rhs: Another lifetime.
+    nonisolated public static func == (lhs: InjectionLifetime, rhs: InjectionLifetime) -> Bool {
+        switch (lhs, rhs) {
+        case (.uncached, .uncached), (.cached, .cached): true
+        case (.uncached, .cached), (.cached, .uncached): false
+        }
+    }
+
+    /// Hashes the lifetime.
+    ///
+    /// - Parameter hasher: The hasher to feed.
+    nonisolated public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .uncached: hasher.combine(0)
+        case .cached: hasher.combine(1)
+        }
+    }
+}
+
+#if compiler(>=6.2)
+extension InjectionLifetime: nonisolated Hashable {}
+#else
+extension InjectionLifetime: Hashable {}
+#endif
 
 // MARK: - Values
 
@@ -180,7 +246,7 @@ public struct InjectedValues: Sendable {
     ///
     /// Instances carry no state: every instance reads and writes the innermost active scope, which is why user code
     /// never needs to create one.
-    init() {}
+    nonisolated init() {}
 
     /// Reads or overrides the dependency a key stands for.
     ///
@@ -199,7 +265,7 @@ public struct InjectedValues: Sendable {
     /// the innermost active scope, or in the global store when no scope is active.
     ///
     /// - Parameter key: The key of the dependency.
-    public static subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
+    public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { InjectionStore.value(for: key) }
         set { InjectionStore.override(key, with: newValue) }
     }
@@ -217,7 +283,7 @@ public struct InjectedValues: Sendable {
     /// in an actor or behind a lock.
     ///
     /// - Parameter keyPath: A key path to an accessor declared in an extension of `InjectedValues`.
-    public static subscript<T>(_ keyPath: WritableKeyPath<InjectedValues, T>) -> T {
+    public static nonisolated subscript<T>(_ keyPath: WritableKeyPath<InjectedValues, T>) -> T {
         get { InjectedValues()[keyPath: keyPath] }
         set {
             var values = InjectedValues()
@@ -243,7 +309,7 @@ public struct InjectedValues: Sendable {
     /// ```
     ///
     /// - Parameter keyPath: A key path to an accessor or a derived property of `InjectedValues`.
-    public static subscript<T>(_ keyPath: KeyPath<InjectedValues, T>) -> T {
+    public static nonisolated subscript<T>(_ keyPath: KeyPath<InjectedValues, T>) -> T {
         InjectedValues()[keyPath: keyPath]
     }
 
@@ -261,7 +327,7 @@ public struct InjectedValues: Sendable {
     /// It behaves exactly like the static subscript `InjectedValues[Key.self]`: an instance carries no state of its own.
     ///
     /// - Parameter key: The key of the dependency.
-    public subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
+    public nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
@@ -281,7 +347,7 @@ public struct InjectedValues: Sendable {
     /// InjectedValues[\.networkProvider] = MockedNetworkProvider()
     /// InjectedValues.reset()   // reads return the key's default again
     /// ```
-    public static func reset() {
+    public static nonisolated func reset() {
         InjectionStore.reset()
     }
 }
@@ -336,16 +402,17 @@ public struct InjectedValues: Sendable {
 /// ``InjectionLifetime/cached`` key, remembers the scope around it instead, so that no scope remembers itself.
 @propertyWrapper
 public struct Injected<Value> {
-    private let keyPath: KeyPath<InjectedValues, Value>
+    // `nonisolated(unsafe)`: a key path is immutable once formed; see the `Sendable` conformance below.
+    private nonisolated(unsafe) let keyPath: KeyPath<InjectedValues, Value>
     /// The scope active at creation, kept for the property's whole life; `nil` outside any scope.
-    private let scope: InjectionScope?
+    private nonisolated let scope: InjectionScope?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
-    private let readOnlyDeclaration: ReadOnlyDeclaration?
+    private nonisolated let readOnlyDeclaration: ReadOnlyDeclaration?
 
     /// Creates a property that reads and writes the dependency at a key path.
     ///
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
-    public init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
+    public nonisolated init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
         self.scope = InjectionScope.forNewProperty
         self.readOnlyDeclaration = nil
@@ -360,7 +427,8 @@ public struct Injected<Value> {
     ///   - keyPath: A key path to an accessor or a derived property of ``InjectedValues``.
     ///   - file: The file of the declaration, for the message. Leave the default.
     ///   - line: The line of the declaration, for the message. Leave the default.
-    public init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line) {
+    public nonisolated init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line)
+    {
         self.keyPath = keyPath
         self.scope = InjectionScope.forNewProperty
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
@@ -387,11 +455,11 @@ public struct Injected<Value> {
                 InjectedValues[writable] = newValue
                 return
             }
-            InjectionScope.$binding.withValue(.init(scope: scope)) { InjectedValues[writable] = newValue }
+            InjectionScope.binding.withValue(.init(scope: scope)) { InjectedValues[writable] = newValue }
         }
     }
 
-    private func readOnlyWriteMessage() -> String {
+    private nonisolated func readOnlyWriteMessage() -> String {
         var declaration = ""
         if let readOnlyDeclaration {
             declaration = ", declared at \(readOnlyDeclaration.file):\(readOnlyDeclaration.line)"
@@ -413,10 +481,10 @@ extension Injected: @unchecked Sendable where Value: Sendable {}
 /// The declaration site of a read-only ``Injected`` property, allocated only for read-only properties so that the
 /// common, writable wrapper stays small.
 final class ReadOnlyDeclaration: Sendable {
-    let file: StaticString
-    let line: UInt
+    nonisolated let file: StaticString
+    nonisolated let line: UInt
 
-    init(file: StaticString, line: UInt) {
+    nonisolated init(file: StaticString, line: UInt) {
         self.file = file
         self.line = line
     }
@@ -461,7 +529,7 @@ final class ReadOnlyDeclaration: Sendable {
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
-public func withInjectedValues<R>(
+public nonisolated func withInjectedValues<R>(
     fresh: Bool = false,
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
@@ -538,7 +606,7 @@ public func withInjectedValues<R>(
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
-public func withInjectedValues<R>(
+public nonisolated func withInjectedValues<R>(
     from parent: Any,
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
@@ -589,7 +657,7 @@ extension InjectedValues {
     /// ```
     ///
     /// - Returns: The captured scope, which keeps the scope alive for as long as it lives.
-    public static func capture() -> CapturedScope {
+    public static nonisolated func capture() -> CapturedScope {
         CapturedScope(scope: InjectionScope.current)
     }
 
@@ -601,9 +669,9 @@ extension InjectedValues {
     /// the captured scope and the scopes around it. Where the scopes active at the run are in another fresh scope's
     /// world, they alone count. A capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        private let scope: InjectionScope?
+        private nonisolated let scope: InjectionScope?
 
-        init(scope: InjectionScope?) {
+        nonisolated init(scope: InjectionScope?) {
             self.scope = scope
         }
 
@@ -612,7 +680,7 @@ extension InjectedValues {
         /// - Parameter body: The code to run.
         /// - Returns: The value `body` returns.
         @discardableResult
-        public func run<R>(_ body: () throws -> R) rethrows -> R {
+        public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
             let reader = InjectionScope.current
             return try InjectionScope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
         }
@@ -635,7 +703,7 @@ extension InjectedValues {
 }
 
 /// The scope that the first `@Injected` property of `value`, or of its superclasses, remembers.
-func rememberedScope(of value: Any) -> InjectionScope? {
+nonisolated func rememberedScope(of value: Any) -> InjectionScope? {
     var mirror: Mirror? = Mirror(reflecting: value)
     while let current = mirror {
         for child in current.children {
@@ -650,11 +718,11 @@ func rememberedScope(of value: Any) -> InjectionScope? {
 
 /// What `rememberedScope(of:)` finds among an object's stored properties.
 protocol RemembersScope {
-    var rememberedScope: InjectionScope? { get }
+    nonisolated var rememberedScope: InjectionScope? { get }
 }
 
 extension Injected: RemembersScope {
-    var rememberedScope: InjectionScope? { scope }
+    nonisolated var rememberedScope: InjectionScope? { scope }
 }
 
 // MARK: - Storage
@@ -691,51 +759,56 @@ extension Injected: RemembersScope {
 /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
 /// scopes below it.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable`: `configuration`, `overrides`, `cache` and `threads` are read and written only while
-    // holding `lock`, and the other stored properties never change.
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `configuration`, `overrides`, `cache` and `threads` are read
+    // and written only while holding `lock`, and the other stored properties never change.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
-    static var current: InjectionScope? { binding.scope }
+    static nonisolated var current: InjectionScope? { binding.get().scope }
 
     /// The task-local binding behind `current`.
     ///
     /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
     /// with no scope, every read on every thread would then write to the global store's reference count. It is a
     /// struct rather than an optional because copying a task-local optional out looks up the optional's type metadata,
-    /// on every read.
-    @TaskLocal static var binding = Binding(scope: nil)
+    /// on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module whose default
+    /// isolation is the main actor would isolate to it.
+    static nonisolated let binding = TaskLocal(wrappedValue: Binding(scope: nil))
 
     /// What `binding` holds.
     struct Binding: Sendable {
-        let scope: InjectionScope?
+        nonisolated let scope: InjectionScope?
+
+        nonisolated init(scope: InjectionScope?) {
+            self.scope = scope
+        }
     }
 
     /// The innermost active scope, or the global store.
-    static var active: InjectionScope { current ?? InjectionStore.global }
+    static nonisolated var active: InjectionScope { current ?? InjectionStore.global }
 
     /// The scope that an `@Injected` property made now remembers: the active one, unless `PropertyOrigin` says
     /// otherwise.
-    static var forNewProperty: InjectionScope? {
+    static nonisolated var forNewProperty: InjectionScope? {
         guard let origin = PropertyOrigin.current else { return current }
         return origin === InjectionStore.global ? nil : origin
     }
 
-    let parent: InjectionScope?
-    let lock: Lock
+    nonisolated let parent: InjectionScope?
+    nonisolated let lock: Lock
     /// What the update closure set, which the scope goes back to when its operation returns.
-    private var configuration = Overrides()
+    private nonisolated(unsafe) var configuration = Overrides()
     /// Overridden values, each a `Box` of its key's value type.
-    var overrides = Overrides()
+    nonisolated(unsafe) var overrides = Overrides()
     /// The `.cached` values of a root, built or being built.
-    var cache: [ObjectIdentifier: CacheEntry] = [:]
+    nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
     /// For the global store, the threads that have a view of it, which its writes and resets update.
-    var threads: [ObjectIdentifier: ThreadState] = [:]
+    nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
 
     /// For a scope based on another object's or a captured scope, the scope active where it was opened, whose own
     /// overrides come before `parent`'s: down to the scope the two share, which `parent`'s lookup reaches anyway.
-    let reader: InjectionScope?
+    nonisolated let reader: InjectionScope?
 
-    private init(parent: InjectionScope?, reader: InjectionScope? = nil) {
+    private nonisolated init(parent: InjectionScope?, reader: InjectionScope? = nil) {
         self.parent = parent
         self.reader = reader
         // Only a root caches, so only a root has threads waiting for a build.
@@ -743,12 +816,12 @@ final class InjectionScope: @unchecked Sendable {
     }
 
     /// The global store.
-    static func makeGlobal() -> InjectionScope {
+    static nonisolated func makeGlobal() -> InjectionScope {
         InjectionScope(parent: nil)
     }
 
     /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
-    static func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
+    static nonisolated func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
         InjectionScope(parent: fresh ? nil : enclosing ?? InjectionStore.global)
     }
 
@@ -757,7 +830,7 @@ final class InjectionScope: @unchecked Sendable {
     /// It is opened where `reader` is the innermost active scope: reads in it see the reader's overrides first, as reads
     /// through an object made in `base` would. With no `base`, or a `base` in another fresh scope's world than the
     /// reader's, it is nested in the reader.
-    static func makeNested(basedOn base: InjectionScope?, in reader: InjectionScope?) -> InjectionScope {
+    static nonisolated func makeNested(basedOn base: InjectionScope?, in reader: InjectionScope?) -> InjectionScope {
         guard let base else { return makeNested(fresh: false, in: reader) }
         guard let reader else { return InjectionScope(parent: base) }
         // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
@@ -769,19 +842,19 @@ final class InjectionScope: @unchecked Sendable {
 
     /// Runs the update closure of `withInjectedValues`, in which properties remember `enclosing` rather than this
     /// scope, then records what it set as the scope's configuration.
-    func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
+    nonisolated func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
         try PropertyOrigin.setting(enclosing ?? InjectionStore.global, update)
         lock.withLock { configuration = overrides }
     }
 
     /// Runs the update closure and then the operation of a new scope, with the scope bound, and ends it.
-    func run<R>(
+    nonisolated func run<R>(
         madeIn enclosing: InjectionScope?,
         _ update: (inout InjectedValues) throws -> Void,
         _ operation: () throws -> R
     ) rethrows -> R {
         defer { end() }
-        return try InjectionScope.$binding.withValue(.init(scope: self)) {
+        return try InjectionScope.binding.withValue(.init(scope: self)) {
             try configure(madeIn: enclosing) {
                 var values = InjectedValues()
                 try update(&values)
@@ -800,7 +873,7 @@ final class InjectionScope: @unchecked Sendable {
         _ operation: () async throws -> R
     ) async rethrows -> R {
         defer { end() }
-        return try await InjectionScope.$binding.withValue(.init(scope: self)) {
+        return try await InjectionScope.binding.withValue(.init(scope: self)) {
             try configure(madeIn: enclosing) {
                 var values = InjectedValues()
                 try update(&values)
@@ -817,7 +890,7 @@ final class InjectionScope: @unchecked Sendable {
     /// A value written during the operation may have been made in it, with properties that remember this scope; were
     /// the scope to keep it, the two would keep each other alive. Values set by the update closure were made in the
     /// scope around this one, and the cache's values in no scope, so what the scope keeps never remembers it.
-    func end() {
+    nonisolated func end() {
         let dropped: Overrides = lock.withLock {
             defer { overrides = configuration }
             return overrides
@@ -831,7 +904,7 @@ final class InjectionScope: @unchecked Sendable {
     /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
     /// would cost every read a lookup of that optional's type metadata.
     @inline(__always)
-    func overrideBox(for id: ObjectIdentifier) -> AnyObject? {
+    nonisolated func overrideBox(for id: ObjectIdentifier) -> AnyObject? {
         overrides[id]
     }
 
@@ -839,7 +912,7 @@ final class InjectionScope: @unchecked Sendable {
     ///
     /// `overridden` says whether the write made an override, after which reading an `.uncached` key must look for one.
     /// Called holding `lock`, of the global store.
-    func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyObject] {
+    nonisolated func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyObject] {
         threads.values.compactMap { $0.removeViewEntry(for: id, overridden: overridden) }
     }
 
@@ -847,7 +920,7 @@ final class InjectionScope: @unchecked Sendable {
     /// removed.
     ///
     /// Called holding `lock`. A build in progress is dropped as by a reset: its builder does not store what it builds.
-    func forgetCached(_ id: ObjectIdentifier) -> [AnyObject] {
+    nonisolated func forgetCached(_ id: ObjectIdentifier) -> [AnyObject] {
         var dropped = self === InjectionStore.global ? forgetInViews(id, overridden: false) : []
         if case .ready(let box)? = cache.removeValue(forKey: id) { dropped.append(box) }
         lock.broadcast()
@@ -857,7 +930,7 @@ final class InjectionScope: @unchecked Sendable {
     /// Empties every thread's view after a global reset, and returns what was removed.
     ///
     /// Called holding `lock`, of the global store.
-    func forgetAllInViews() -> [AnyObject] {
+    nonisolated func forgetAllInViews() -> [AnyObject] {
         threads.values.flatMap { $0.removeViewEntries() }
     }
 
@@ -866,7 +939,7 @@ final class InjectionScope: @unchecked Sendable {
     /// Called holding `lock`.
     /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
     /// store it, so the next read after a reset builds again.
-    func takeAll() -> [AnyObject] {
+    nonisolated func takeAll() -> [AnyObject] {
         var taken = overrides.boxes
         for case .ready(let box) in cache.values { taken.append(box) }
         overrides = Overrides()
@@ -880,17 +953,21 @@ final class InjectionScope: @unchecked Sendable {
 /// Most scopes override a few keys, so they are kept in a short list, searched in order, which costs a read less than
 /// hashing its key would; past `listLimit` of them they move to a dictionary.
 struct Overrides {
-    private var few: [(id: ObjectIdentifier, box: AnyObject)] = []
-    private var many: [ObjectIdentifier: AnyObject] = [:]
-    private static let listLimit = 8
+    // `nonisolated(unsafe)`: only so that a module whose default isolation is the main actor leaves these alone; the
+    // scope that holds the value reads and writes them while holding its lock.
+    private nonisolated(unsafe) var few: [(id: ObjectIdentifier, box: AnyObject)] = []
+    private nonisolated(unsafe) var many: [ObjectIdentifier: AnyObject] = [:]
+    private static nonisolated let listLimit = 8
 
-    var isEmpty: Bool { few.isEmpty && many.isEmpty }
+    nonisolated init() {}
+
+    nonisolated var isEmpty: Bool { few.isEmpty && many.isEmpty }
 
     /// Every box, for a reset.
-    var boxes: [AnyObject] { few.map(\.box) + many.values }
+    nonisolated var boxes: [AnyObject] { few.map(\.box) + many.values }
 
     @inline(__always)
-    subscript(id: ObjectIdentifier) -> AnyObject? {
+    nonisolated subscript(id: ObjectIdentifier) -> AnyObject? {
         guard many.isEmpty else { return many[id] }
         for index in few.indices where few[index].id == id {
             return few[index].box
@@ -899,7 +976,7 @@ struct Overrides {
     }
 
     /// Sets a key's box, and returns the one it replaces.
-    mutating func updateValue(_ box: AnyObject, forKey id: ObjectIdentifier) -> AnyObject? {
+    mutating nonisolated func updateValue(_ box: AnyObject, forKey id: ObjectIdentifier) -> AnyObject? {
         guard many.isEmpty else { return many.updateValue(box, forKey: id) }
         if let index = few.firstIndex(where: { $0.id == id }) {
             defer { few[index].box = box }
@@ -917,10 +994,10 @@ struct Overrides {
 }
 
 /// A value in the store, boxed so that one dictionary can hold values of every type.
-final class Box<Value> {
-    let value: Value
+final class Box<Value: Sendable>: Sendable {
+    nonisolated let value: Value
 
-    init(_ value: Value) {
+    nonisolated init(_ value: Value) {
         self.value = value
     }
 }
@@ -929,7 +1006,7 @@ final class Box<Value> {
 ///
 /// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value` type,
 /// so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would make.
-private func unbox<Value>(_ box: AnyObject, as type: Value.Type) -> Value {
+private nonisolated func unbox<Value: Sendable>(_ box: AnyObject, as type: Value.Type) -> Value {
     unsafeDowncast(box, to: Box<Value>.self).value
 }
 
@@ -944,15 +1021,15 @@ enum CacheEntry {
 /// The global store and the operations on every scope.
 enum InjectionStore {
     /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
-    static let global = InjectionScope.makeGlobal()
+    static nonisolated let global = InjectionScope.makeGlobal()
 
     /// The lock of the wait graph.
     ///
     /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
     /// last, after a root's lock.
-    static let waits = Lock(withCondition: false)
+    static nonisolated let waits = Lock(withCondition: false)
 
-    static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
+    static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
         if let reader = InjectionScope.current {
             // Compared as a pointer first, so that the common case, no scope lent or the reader's own, retains nothing.
             if let lent = LentScope.pointer, lent != Unmanaged.passUnretained(reader).toOpaque() {
@@ -970,7 +1047,10 @@ enum InjectionStore {
     ///
     /// It looks up the thread's state only once it reaches the root, so that an override costs no more than its lookup,
     /// and it moves outwards by calling itself, so that no scope is retained on the way.
-    private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, from scope: InjectionScope) -> K.Value {
+    private static nonisolated func value<K: ReadOnlyInjectionKey>(
+        for key: K.Type,
+        from scope: InjectionScope
+    ) -> K.Value {
         if scope === global {
             return globalValue(for: key, on: ThreadState.current)
         }
@@ -995,7 +1075,7 @@ enum InjectionStore {
     /// scope, not even the global store, the remembered scope lies in another fresh scope's world, and the reader's own
     /// lookup is all there is. Kept out of line, so that the common path stays small.
     @inline(never)
-    private static func value<K: ReadOnlyInjectionKey>(
+    private static nonisolated func value<K: ReadOnlyInjectionKey>(
         for key: K.Type,
         readIn reader: InjectionScope,
         remembered: InjectionScope
@@ -1019,7 +1099,7 @@ enum InjectionStore {
     /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
     ///
     /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
-    static func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
+    static nonisolated func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
         var next: InjectionScope? = reader
         while let scope = next {
             var candidate: InjectionScope? = remembered
@@ -1033,7 +1113,10 @@ enum InjectionStore {
     }
 
     /// Reads a key from the global store, through the thread's view of it.
-    private static func globalValue<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+    private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
+        for key: K.Type,
+        on thread: ThreadState
+    ) -> K.Value {
         switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
         case .value(let box)?: unbox(box, as: K.Value.self)
         case .evaluate?: thread.evaluate(key)
@@ -1045,7 +1128,7 @@ enum InjectionStore {
     ///
     /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
     /// records what it found in the thread's view.
-    private static func rootValue<K: ReadOnlyInjectionKey>(
+    private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
         in root: InjectionScope,
         on thread: ThreadState
@@ -1104,7 +1187,7 @@ enum InjectionStore {
 
     /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
     /// nested scope is not baked into an instance every scope shares.
-    private static func build<K: ReadOnlyInjectionKey>(
+    private static nonisolated func build<K: ReadOnlyInjectionKey>(
         _ key: K.Type,
         in root: InjectionScope,
         on thread: ThreadState
@@ -1115,13 +1198,13 @@ enum InjectionStore {
         return PropertyOrigin.setting(global) {
             LentScope.lending(nil) {
                 if InjectionScope.current === context { return thread.evaluate(key) }
-                return InjectionScope.$binding.withValue(.init(scope: context)) { thread.evaluate(key) }
+                return InjectionScope.binding.withValue(.init(scope: context)) { thread.evaluate(key) }
             }
         }
     }
 
     /// Overrides a key in the active scope; in the global store, a settable key's `currentValue` is assigned instead.
-    static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
+    static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
         let id = ObjectIdentifier(key)
         let scope = InjectionScope.active
         if scope === global, let settable = key as? any InjectionKey.Type {
@@ -1139,14 +1222,14 @@ enum InjectionStore {
     }
 
     /// The record of what global writes assigned to settable keys' `currentValue`, to undo them on reset.
-    static let assignments = Assignments()
+    static nonisolated let assignments = Assignments()
 
     /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
     /// own variable stay one value, as in the article.
     ///
     /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
     @inline(never)
-    private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
+    private static nonisolated func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
         let value = value as! K.Value
         let id = ObjectIdentifier(key)
         let replaced: K.Value = assignments.holding {
@@ -1173,7 +1256,7 @@ enum InjectionStore {
         withExtendedLifetime(replaced) {}
     }
 
-    static func reset() {
+    static nonisolated func reset() {
         let scope = InjectionScope.active
         // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
         let restored = scope === global ? assignments.restoreAll() : []
@@ -1208,50 +1291,59 @@ enum ViewEntry {
 /// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable`: other threads touch only `view`, while holding `lock`, and the wait record, while holding
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, while holding `lock`, and the wait record, while holding
     // `InjectionStore.waits`; `own` is read and written only by the thread that owns this state, whose thread-specific
     // data it is.
     // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
     // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
 
-    private let lock = Lock(withCondition: false)
+    private nonisolated let lock = Lock(withCondition: false)
     /// What this thread knows of the global store, written while holding both the global store's lock and `lock`, so
     /// that readers need only `lock`.
-    @exclusivity(unchecked) private var view = View()
-    @exclusivity(unchecked) private var own = Own()
+    @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
+    @exclusivity(unchecked) private nonisolated(unsafe) var own = Own()
     /// The build this thread waits for, and its stack when it began waiting.
-    private var waitingFor: BuildTicket?
-    private var waitingKeys: [Any.Type] = []
+    private nonisolated(unsafe) var waitingFor: BuildTicket?
+    private nonisolated(unsafe) var waitingKeys: [Any.Type] = []
 
     /// A thread's view of the global store.
+    ///
+    /// `nonisolated(unsafe)`, here and in `Own`: only so that a module whose default isolation is the main actor leaves
+    /// the fields alone; they are read and written under the rules of `view` and `own` above.
     private struct View {
         /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
-        var registered = false
+        nonisolated(unsafe) var registered = false
         /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
         /// it does not.
-        var globalOverrides = false
+        nonisolated(unsafe) var globalOverrides = false
         /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
-        var entries: [ObjectIdentifier: ViewEntry] = [:]
+        nonisolated(unsafe) var entries: [ObjectIdentifier: ViewEntry] = [:]
+
+        nonisolated init() {}
     }
 
     /// What only the thread that owns this state reads and writes.
     private struct Own {
         /// The keys whose defaults this thread is evaluating, outermost first.
-        var stack: [Any.Type] = []
+        nonisolated(unsafe) var stack: [Any.Type] = []
         /// Whether this thread holds `InjectionStore.assignments`'s lock.
-        var assigning = false
+        nonisolated(unsafe) var assigning = false
         /// Whether this thread is making a global write through a key path.
-        var writingThroughKeyPath = false
+        nonisolated(unsafe) var writingThroughKeyPath = false
+
+        nonisolated init() {}
     }
 
+    nonisolated init() {}
+
     /// Whether this thread holds `InjectionStore.assignments`'s lock; read and written by this thread only.
-    var isAssigning: Bool {
+    nonisolated var isAssigning: Bool {
         get { own.assigning }
         set { own.assigning = newValue }
     }
 
     /// This thread's state, made on first use and released when the thread exits.
-    static var current: ThreadState {
+    static nonisolated var current: ThreadState {
         if let pointer = pthread_getspecific(threadKey) {
             // The slot holds the reference passed to it below until the thread exits, so the state is alive.
             return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
@@ -1263,7 +1355,7 @@ final class ThreadState: @unchecked Sendable {
     }
 
     /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
-    func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
+    nonisolated func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
         lock.withLock {
             if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
             return view.entries[id]
@@ -1274,7 +1366,7 @@ final class ThreadState: @unchecked Sendable {
     ///
     /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
     /// replaced.
-    func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
+    nonisolated func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
         let global = InjectionStore.global
         if !view.registered {
             global.threads[ObjectIdentifier(self)] = self
@@ -1292,7 +1384,7 @@ final class ThreadState: @unchecked Sendable {
     /// unlocking.
     ///
     /// Called holding the global store's lock.
-    func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyObject? {
+    nonisolated func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyObject? {
         let removed = lock.withLock {
             if overridden { view.globalOverrides = true }
             return view.entries.removeValue(forKey: id)
@@ -1304,7 +1396,7 @@ final class ThreadState: @unchecked Sendable {
     /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
     ///
     /// Called holding the global store's lock.
-    func removeViewEntries() -> [AnyObject] {
+    nonisolated func removeViewEntries() -> [AnyObject] {
         let removed = lock.withLock {
             defer {
                 view.entries = [:]
@@ -1319,7 +1411,7 @@ final class ThreadState: @unchecked Sendable {
     }
 
     /// Called when the thread exits.
-    func unregister() {
+    nonisolated func unregister() {
         InjectionStore.global.lock.withLock {
             if view.registered { InjectionStore.global.threads[ObjectIdentifier(self)] = nil }
         }
@@ -1327,7 +1419,7 @@ final class ThreadState: @unchecked Sendable {
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
-    func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+    nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
         if let index = own.stack.firstIndex(where: { $0 == key }) {
             dependencyCycle(Array(own.stack[index...]) + [key])
         }
@@ -1341,7 +1433,7 @@ final class ThreadState: @unchecked Sendable {
     }
 
     /// Runs `body`, a global write through a key path, noting that reads of `InjectionKey`s' variables belong to it.
-    func writingThroughKeyPath(_ body: () -> Void) {
+    nonisolated func writingThroughKeyPath(_ body: () -> Void) {
         let outer = own.writingThroughKeyPath
         own.writingThroughKeyPath = true
         defer { own.writingThroughKeyPath = outer }
@@ -1359,7 +1451,7 @@ final class ThreadState: @unchecked Sendable {
     ///
     /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
     /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
-    func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
+    nonisolated func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
         var chain: [Any.Type] = []
         var next = ticket
         while next.builder !== self {
@@ -1373,7 +1465,7 @@ final class ThreadState: @unchecked Sendable {
     /// Records that this thread waits for another thread's build.
     ///
     /// Called holding `InjectionStore.waits`.
-    func beginWaiting(for ticket: BuildTicket) {
+    nonisolated func beginWaiting(for ticket: BuildTicket) {
         waitingFor = ticket
         waitingKeys = own.stack
     }
@@ -1381,7 +1473,7 @@ final class ThreadState: @unchecked Sendable {
     /// Records that this thread no longer waits.
     ///
     /// Called holding `InjectionStore.waits`.
-    func endWaiting() {
+    nonisolated func endWaiting() {
         waitingFor = nil
         waitingKeys = []
     }
@@ -1394,15 +1486,15 @@ final class ThreadState: @unchecked Sendable {
 /// property that runs no user code, except its initializer on the first access and any observer, which may read and
 /// write dependencies: the lock's holder may take it again, and the other locks come after it.
 final class Assignments: @unchecked Sendable {
-    // `@unchecked Sendable`: `originals` is read and written only while holding `lock`.
-    private let lock = Lock(withCondition: false)
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `originals` is read and written only while holding `lock`.
+    private nonisolated let lock = Lock(withCondition: false)
     /// For each settable key that global writes assigned since the last reset, a closure that assigns back what its
     /// `currentValue` held before the first of them, and returns what it replaces.
-    var originals: [ObjectIdentifier: () -> Any] = [:]
+    nonisolated(unsafe) var originals: [ObjectIdentifier: () -> Any] = [:]
 
     /// Runs `body` holding the lock, which a thread may take again while it holds it: an initializer, a setter or an
     /// observer of a key's `currentValue` that the store runs under the lock may read and write dependencies.
-    func holding<R>(_ body: () -> R) -> R {
+    nonisolated func holding<R>(_ body: () -> R) -> R {
         let thread = ThreadState.current
         if thread.isAssigning { return body() }
         return lock.withLock {
@@ -1413,7 +1505,7 @@ final class Assignments: @unchecked Sendable {
     }
 
     /// Assigns back every original, and returns the values replaced, to be released after unlocking.
-    func restoreAll() -> [Any] {
+    nonisolated func restoreAll() -> [Any] {
         holding {
             defer { originals = [:] }
             return originals.values.map { $0() }
@@ -1422,20 +1514,20 @@ final class Assignments: @unchecked Sendable {
 }
 
 /// A settable key's variable, read for `ThreadState.evaluate(_:)`, whose caller knows the key only at run time.
-private func readVariable<K: InjectionKey>(of key: K.Type) -> Any {
+private nonisolated func readVariable<K: InjectionKey>(of key: K.Type) -> Any {
     K.currentValue
 }
 
 /// One thread's build of one `.cached` key in one root.
 final class BuildTicket: @unchecked Sendable {
-    // `@unchecked Sendable`: `finished` is read and written only while holding `InjectionStore.waits`; the other
-    // properties never change.
-    let key: Any.Type
-    let builder: ThreadState
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `finished` is read and written only while holding
+    // `InjectionStore.waits`; the other properties never change.
+    nonisolated let key: Any.Type
+    nonisolated let builder: ThreadState
     /// Set, once, when the builder has its value; from then on nobody waits for this ticket.
-    var finished = false
+    nonisolated(unsafe) var finished = false
 
-    init(key: Any.Type, builder: ThreadState) {
+    nonisolated init(key: Any.Type, builder: ThreadState) {
         self.key = key
         self.builder = builder
     }
@@ -1448,23 +1540,23 @@ final class BuildTicket: @unchecked Sendable {
 /// contend.
 enum LentScope {
     /// The scope lent to the read in progress on this thread, if any.
-    static var current: InjectionScope? {
+    static nonisolated var current: InjectionScope? {
         pointer.map(scope(at:))
     }
 
     /// The address of the scope lent to the read in progress on this thread, if any.
-    static var pointer: UnsafeMutableRawPointer? {
+    static nonisolated var pointer: UnsafeMutableRawPointer? {
         pthread_getspecific(lentScopeKey)
     }
 
     /// The scope at an address that `pointer` returned during the same read.
-    static func scope(at pointer: UnsafeMutableRawPointer) -> InjectionScope {
+    static nonisolated func scope(at pointer: UnsafeMutableRawPointer) -> InjectionScope {
         // The pointer was stored by `lending(_:_:)` below, whose caller holds the scope until it restores the slot.
         Unmanaged<InjectionScope>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     /// Runs `body` with `scope` lent, then restores the scope lent before.
-    static func lending<T>(_ scope: InjectionScope?, _ body: () -> T) -> T {
+    static nonisolated func lending<T>(_ scope: InjectionScope?, _ body: () -> T) -> T {
         let outer = pthread_getspecific(lentScopeKey)
         // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
         pthread_setspecific(lentScopeKey, scope.map { Unmanaged.passUnretained($0).toOpaque() })
@@ -1479,13 +1571,13 @@ enum LentScope {
 /// Both are synchronous, so a thread-specific slot, set for their length, reaches exactly the properties they make.
 enum PropertyOrigin {
     /// The scope set for the code running on this thread, if any.
-    static var current: InjectionScope? {
+    static nonisolated var current: InjectionScope? {
         // The pointer was stored by `setting(_:_:)` below, whose caller holds the scope until it restores the slot.
         pthread_getspecific(propertyOriginKey).map { Unmanaged<InjectionScope>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Runs `body` with `scope` set, or with none when it is `nil`, then restores what was set before.
-    static func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
+    static nonisolated func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
         let outer = pthread_getspecific(propertyOriginKey)
         guard outer != nil || scope != nil else { return try body() }
         // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
@@ -1496,12 +1588,12 @@ enum PropertyOrigin {
 }
 
 /// The thread-specific data key of `LentScope`; the slot owns nothing, so it needs no destructor.
-private let lentScopeKey = makeUnownedSlotKey()
+private nonisolated let lentScopeKey = makeUnownedSlotKey()
 
 /// The thread-specific data key of `PropertyOrigin`; the slot owns nothing, so it needs no destructor.
-private let propertyOriginKey = makeUnownedSlotKey()
+private nonisolated let propertyOriginKey = makeUnownedSlotKey()
 
-private func makeUnownedSlotKey() -> pthread_key_t {
+private nonisolated func makeUnownedSlotKey() -> pthread_key_t {
     var key = pthread_key_t()
     let status = pthread_key_create(&key, nil)
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
@@ -1509,7 +1601,7 @@ private func makeUnownedSlotKey() -> pthread_key_t {
 }
 
 /// The thread-specific data key under which each thread keeps its `ThreadState`.
-private let threadKey: pthread_key_t = {
+private nonisolated let threadKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in
         #if !canImport(Darwin)
@@ -1523,7 +1615,7 @@ private let threadKey: pthread_key_t = {
 }()
 
 /// Stops the process because defaults read each other in a cycle.
-private func dependencyCycle(_ keys: [Any.Type]) -> Never {
+private nonisolated func dependencyCycle(_ keys: [Any.Type]) -> Never {
     let chain = keys.map { String(describing: $0) }.joined(separator: " → ")
     fatalError(
         """
@@ -1538,13 +1630,14 @@ private func dependencyCycle(_ keys: [Any.Type]) -> Never {
 
 /// A POSIX mutex, and for a root's builds a condition variable.
 final class Lock: @unchecked Sendable {
-    // `@unchecked Sendable`: a POSIX mutex and condition variable are made to be used from many threads. They live in
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: a POSIX mutex and condition variable are made to be used from
+    // many threads. They live in
     // memory allocated here, so their addresses never change, and they are destroyed only in `deinit`, when no thread
     // can be holding or waiting on them.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition: UnsafeMutablePointer<pthread_cond_t>?
+    private nonisolated(unsafe) let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private nonisolated(unsafe) let condition: UnsafeMutablePointer<pthread_cond_t>?
 
-    init(withCondition: Bool) {
+    nonisolated init(withCondition: Bool) {
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
@@ -1565,15 +1658,15 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() {
+    nonisolated func lock() {
         pthread_mutex_lock(mutex)
     }
 
-    func unlock() {
+    nonisolated func unlock() {
         pthread_mutex_unlock(mutex)
     }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -1582,14 +1675,14 @@ final class Lock: @unchecked Sendable {
     /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
     ///
     /// Callers check their condition again afterwards, as a wake-up may be spurious.
-    func wait() {
+    nonisolated func wait() {
         pthread_cond_wait(condition!, mutex)
     }
 
     /// Wakes every thread waiting in `wait()`.
     ///
     /// Called holding the lock.
-    func broadcast() {
+    nonisolated func broadcast() {
         pthread_cond_broadcast(condition!)
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles two apps against the single library file, as users who copy it do, and runs them:
 # one in Swift 5 mode with the article's key forms, one in Swift 6 mode with complete concurrency checking.
-# Also checks that Swift 6 mode rejects a dependency that is not Sendable, which Swift 5 mode accepts.
+# Also checks that Swift 6 mode rejects a dependency that is not Sendable, which Swift 5 mode accepts, and builds an app
+# whose default isolation is the main actor, with the file copied in and with the package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
@@ -30,3 +31,19 @@ swiftc -swift-version 5 -warnings-as-errors -typecheck "$library" Tests/Clients/
 "$out/swift6" | tee "$out/swift6.log"
 grep -qx "swift5 client: ok" "$out/swift5.log"
 grep -qx "swift6 client: ok" "$out/swift6.log"
+
+# An app whose default isolation is the main actor (SE-0466, Swift 6.2 and newer): with the file copied into it, and
+# with the library as a package, built, run and tested.
+app=Tests/Clients/MainActorApp
+if swiftc -default-isolation MainActor -parse-as-library -typecheck - </dev/null 2>/dev/null; then
+    swiftc -swift-version 6 -default-isolation MainActor -warnings-as-errors \
+        "$library" "$app/Sources/WeatherCore/Weather.swift" "$app/Sources/WeatherApp/main.swift" -o "$out/main-actor"
+    "$out/main-actor" | tee "$out/main-actor.log"
+    grep -qx "main-actor client: ok" "$out/main-actor.log"
+    swift build --package-path "$app" --scratch-path "$out/main-actor-package" -Xswiftc -warnings-as-errors
+    swift run --package-path "$app" --scratch-path "$out/main-actor-package" WeatherApp | tee "$out/main-actor-package.log"
+    grep -qx "main-actor client: ok" "$out/main-actor-package.log"
+    swift test --package-path "$app" --scratch-path "$out/main-actor-package"
+else
+    echo "skipped: this compiler has no -default-isolation (Swift 6.2 and newer)"
+fi
