@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the documentation site into .build/docs with the toolchain's docc, and fails on any DocC warning.
-# It also typechecks the Swift code in every article against the built modules, so the examples cannot drift.
+# It also typechecks the Swift code in every article, and in the README, against the built modules, so the examples
+# cannot drift.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
@@ -38,6 +39,7 @@ echo "== Article code"
 swift build --target InjectedTesting >/dev/null
 modules=$(swift build --show-bin-path)/Modules
 python3 Docs/Snippets/extract.py Docs/Injected.docc "$work/snippets"
+python3 Docs/Snippets/extract.py README.md "$work/snippets"
 status=0
 for unit in "$work"/snippets/*; do
     name=$(basename "$unit")

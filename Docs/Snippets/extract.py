@@ -1,8 +1,9 @@
-"""Extracts the Swift code blocks of each DocC article into one compilable unit per article.
+"""Extracts the Swift code blocks of each DocC article, or of one Markdown file, into one compilable unit each.
 
 Blocks fenced as ```swift are concatenated, in order, into OUT/<article>/main.swift. A block preceded by the
 line `<!-- snippet: before -->` is code from before a migration; those go, concatenated, into
-OUT/<article>-before/main.swift instead, which Docs/build.sh compiles in Swift 5 mode.
+OUT/<article>-before/main.swift instead, which Docs/build.sh compiles in Swift 5 mode. The first argument is a
+catalog directory, or a single file such as README.md.
 """
 
 import pathlib
@@ -11,7 +12,7 @@ import sys
 
 catalog, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 block = re.compile(r"(<!-- snippet: before -->\n)?```swift\n(.*?)```", re.S)
-for article in sorted(catalog.glob("*.md")):
+for article in [catalog] if catalog.is_file() else sorted(catalog.glob("*.md")):
     units = {}
     for match in block.finditer(article.read_text()):
         name = article.stem + ("-before" if match.group(1) else "")

@@ -186,6 +186,7 @@ extension InjectionLifetime {
     /// - Parameters:
     ///   - lhs: A lifetime.
     ///   - rhs: Another lifetime.
+    /// - Returns: Whether `lhs` and `rhs` are the same lifetime.
     nonisolated public static func == (lhs: InjectionLifetime, rhs: InjectionLifetime) -> Bool {
         switch (lhs, rhs) {
         case (.uncached, .uncached), (.cached, .cached): true
