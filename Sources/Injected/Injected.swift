@@ -148,6 +148,35 @@ extension ReadOnlyInjectionKey {
     public static nonisolated var lifetime: InjectionLifetime { .uncached }
 }
 
+// `nonisolated`, for the same reason as `ReadOnlyInjectionKey`.
+#if compiler(>=6.2)
+/// A key that also declares the value tests start from, so that a test that overrides nothing stays off the live
+/// service.
+///
+/// Conform a key to it, usually in the same file as the key, with a harmless or in-memory value:
+///
+/// ```swift
+/// extension NetworkProviderKey: TestValueKey {
+///     static var testValue: any NetworkProviding { MockedNetworkProvider() }
+/// }
+/// ```
+///
+/// Inside a scope opened for a test, by the `.injectedValues` trait or `InjectedTestCase` of the `InjectedTesting`
+/// module (or by ``withTestInjectedValues(strict:_:operation:)``), a read of the key that no scope overrides returns
+/// `testValue` in place of `currentValue`, built as the key's ``ReadOnlyInjectionKey/lifetime`` says, once per test
+/// for a `.cached` key. Everywhere else the key reads as before: `testValue` is never used outside tests.
+public nonisolated protocol TestValueKey: ReadOnlyInjectionKey {
+    /// The dependency's default inside tests.
+    static var testValue: Value { get }
+}
+#else
+// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
+/// A key that also declares the value tests start from.
+public protocol TestValueKey: ReadOnlyInjectionKey {
+    static var testValue: Value { get }
+}
+#endif
+
 /// How often a key's default value is evaluated while nothing overrides the key.
 ///
 /// Choose the lifetime that matches the key's `currentValue`:
@@ -288,12 +317,9 @@ public struct InjectedValues: Sendable {
         get { InjectedValues()[keyPath: keyPath] }
         set {
             var values = InjectedValues()
-            guard InjectionScope.current == nil else {
-                values[keyPath: keyPath] = newValue
-                return
-            }
             // Swift writes a key path through an accessor by reading the accessor first. Outside any scope, that read
-            // may be of an `InjectionKey`'s variable, which global writes assign, so it is made the way they are.
+            // may be of an `InjectionKey`'s variable, which global writes assign, so it is made the way they are; in a
+            // strict test, it is not a read the test made, so it reports nothing.
             ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
         }
     }
@@ -703,6 +729,74 @@ extension InjectedValues {
     }
 }
 
+// MARK: - Test scopes
+
+/// Runs an operation in a fresh scope for a test, in which keys that declare a test value start from it.
+///
+/// Test support builds on this: the `.injectedValues` trait and `InjectedTestCase` of the `InjectedTesting` module
+/// call it for each test, with a `report` that records a test failure. Call it directly to give another test
+/// framework the same isolation.
+///
+/// Inside the scope, a read of a key that no scope overrides returns the key's ``TestValueKey/testValue`` when it
+/// declares one, and its `currentValue` otherwise. With `strict` set, reading such a key that has no test value also
+/// calls `strict` once per key in the test, with a message that names the key and says how to fix it; the read still
+/// returns the live default. Fresh scopes opened inside the test keep its test values and its `strict`.
+///
+/// Opened inside another test's scope, as a test's trait is inside its suite's, it is nested in that scope instead
+/// of starting afresh: the outer overrides stay, this one's go on top, and the outer scope's `strict` applies.
+///
+/// - Parameters:
+///   - strict: What to call when the test reads a key that has neither an override nor a test value, or `nil` to
+///     let such reads use the live default silently.
+///   - update: A closure that overrides dependencies in the test's scope.
+///   - operation: The test.
+/// - Returns: The value the operation returns.
+@discardableResult
+public nonisolated func withTestInjectedValues<R>(
+    strict: (@Sendable (_ message: String) -> Void)?,
+    _ update: (inout InjectedValues) throws -> Void,
+    operation: () throws -> R
+) rethrows -> R {
+    let enclosing = InjectionScope.current
+    let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
+    return try scope.run(madeIn: enclosing, update, operation)
+}
+
+/// Runs an asynchronous operation in a fresh scope for a test, in which keys that declare a test value start from it.
+///
+/// This behaves like the synchronous ``withTestInjectedValues(strict:_:operation:)``, and the operation runs on the
+/// caller's actor.
+///
+/// - Parameters:
+///   - strict: What to call when the test reads a key that has neither an override nor a test value, or `nil` to
+///     let such reads use the live default silently.
+///   - update: A closure that overrides dependencies in the test's scope.
+///   - isolation: The actor the operation runs on. Leave the default, the caller's.
+///   - operation: The test.
+/// - Returns: The value the operation returns.
+@discardableResult
+public func withTestInjectedValues<R>(
+    strict: (@Sendable (_ message: String) -> Void)?,
+    _ update: (inout InjectedValues) throws -> Void,
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async rethrows -> R {
+    let enclosing = InjectionScope.current
+    let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
+    return try await scope.run(madeIn: enclosing, update, operation)
+}
+
+/// What a scope opened for a test does with keys that nothing overrides.
+struct TestPolicy: Sendable {
+    /// Called the first time in the test that a key with neither an override nor a test value is read; `nil` when
+    /// the test is not strict.
+    nonisolated let report: (@Sendable (String) -> Void)?
+
+    nonisolated init(report: (@Sendable (String) -> Void)?) {
+        self.report = report
+    }
+}
+
 /// The scope that the first `@Injected` property of `value`, or of its superclasses, remembers.
 nonisolated func rememberedScope(of value: Any) -> InjectionScope? {
     var mirror: Mirror? = Mirror(reflecting: value)
@@ -760,8 +854,8 @@ extension Injected: RemembersScope {
 /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
 /// scopes below it.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `configuration`, `overrides`, `cache` and `threads` are read
-    // and written only while holding `lock`, and the other stored properties never change.
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `configuration`, `overrides`, `cache`, `threads` and `reported`
+    // are read and written only while holding `lock`, and the other stored properties never change.
 
     /// The innermost active scope of the current task, or `nil` when only the global store is active.
     static nonisolated var current: InjectionScope? { binding.get().scope }
@@ -808,10 +902,15 @@ final class InjectionScope: @unchecked Sendable {
     /// For a scope based on another object's or a captured scope, the scope active where it was opened, whose own
     /// overrides come before `parent`'s: down to the scope the two share, which `parent`'s lookup reaches anyway.
     nonisolated let reader: InjectionScope?
+    /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
+    nonisolated let testPolicy: TestPolicy?
+    /// For a strict test's root, the keys it has reported.
+    nonisolated(unsafe) var reported: Set<ObjectIdentifier> = []
 
-    private nonisolated init(parent: InjectionScope?, reader: InjectionScope? = nil) {
+    private nonisolated init(parent: InjectionScope?, reader: InjectionScope? = nil, testPolicy: TestPolicy? = nil) {
         self.parent = parent
         self.reader = reader
+        self.testPolicy = testPolicy
         // Only a root caches, so only a root has threads waiting for a build.
         lock = Lock(withCondition: parent == nil)
     }
@@ -823,7 +922,19 @@ final class InjectionScope: @unchecked Sendable {
 
     /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
     static nonisolated func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
-        InjectionScope(parent: fresh ? nil : enclosing ?? InjectionStore.global)
+        guard fresh else { return InjectionScope(parent: enclosing ?? InjectionStore.global) }
+        // A fresh scope inside a test is still in the test.
+        var root = enclosing
+        while let parent = root?.parent { root = parent }
+        return InjectionScope(parent: nil, testPolicy: root?.testPolicy)
+    }
+
+    /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
+    static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: InjectionScope?) -> InjectionScope {
+        var root = enclosing
+        while let parent = root?.parent { root = parent }
+        if let enclosing, root?.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
+        return InjectionScope(parent: nil, testPolicy: policy)
     }
 
     /// A scope nested in `base`, a scope that an object remembers or that was captured.
@@ -1147,7 +1258,7 @@ enum InjectionStore {
             if K.lifetime == .uncached {
                 if isGlobal { thread.addViewEntry(.evaluate, for: id) }
                 root.lock.unlock()
-                return thread.evaluate(key)
+                return defaultValue(for: key, in: root, on: thread)
             }
             switch root.cache[id] {
             case .ready(let box)?:
@@ -1198,10 +1309,32 @@ enum InjectionStore {
         // value in a root's cache that remembered the root would keep it alive.
         return PropertyOrigin.setting(global) {
             LentScope.lending(nil) {
-                if InjectionScope.current === context { return thread.evaluate(key) }
-                return InjectionScope.binding.withValue(.init(scope: context)) { thread.evaluate(key) }
+                if InjectionScope.current === context { return defaultValue(for: key, in: root, on: thread) }
+                return InjectionScope.binding.withValue(.init(scope: context)) {
+                    defaultValue(for: key, in: root, on: thread)
+                }
             }
         }
+    }
+
+    /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
+    ///
+    /// A strict test's root reports, once per key, a key that has none.
+    private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
+        for key: K.Type,
+        in root: InjectionScope,
+        on thread: ThreadState
+    ) -> K.Value {
+        guard let policy = root.testPolicy else { return thread.evaluate(key) }
+        if let testKey = key as? any TestValueKey.Type {
+            // The opened key is `K` itself, so its test value is a `K.Value`.
+            return thread.evaluateTestValue(of: testKey) as! K.Value
+        }
+        if let report = policy.report, !thread.isWritingThroughKeyPath {
+            let isFirst = root.lock.withLock { root.reported.insert(ObjectIdentifier(key)).inserted }
+            if isFirst { report(missingTestValueMessage(for: key)) }
+        }
+        return thread.evaluate(key)
     }
 
     /// Overrides a key in the active scope; in the global store, a settable key's `currentValue` is assigned instead.
@@ -1329,7 +1462,7 @@ final class ThreadState: @unchecked Sendable {
         nonisolated(unsafe) var stack: [Any.Type] = []
         /// Whether this thread holds `InjectionStore.assignments`'s lock.
         nonisolated(unsafe) var assigning = false
-        /// Whether this thread is making a global write through a key path.
+        /// Whether this thread is making a write through a key path.
         nonisolated(unsafe) var writingThroughKeyPath = false
 
         nonisolated init() {}
@@ -1427,13 +1560,28 @@ final class ThreadState: @unchecked Sendable {
         own.stack.append(key)
         defer { own.stack.removeLast() }
         if own.writingThroughKeyPath, let settable = key as? any InjectionKey.Type {
-            // The read half of a global write through a key path: it takes turns with the store's assignments.
+            // The read half of a write through a key path: it takes turns with the store's assignments.
             return InjectionStore.assignments.holding { readVariable(of: settable) } as! K.Value
         }
         return K.currentValue
     }
 
-    /// Runs `body`, a global write through a key path, noting that reads of `InjectionKey`s' variables belong to it.
+    /// Evaluates a key's test value, with the key on the stack as `evaluate(_:)` puts it.
+    ///
+    /// It returns `Any`, because its caller knows the key only at run time.
+    nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
+        if let index = own.stack.firstIndex(where: { $0 == key }) {
+            dependencyCycle(Array(own.stack[index...]) + [key])
+        }
+        own.stack.append(key)
+        defer { own.stack.removeLast() }
+        return K.testValue
+    }
+
+    /// Whether this thread is making a write through a key path; read by this thread only.
+    nonisolated var isWritingThroughKeyPath: Bool { own.writingThroughKeyPath }
+
+    /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
     nonisolated func writingThroughKeyPath(_ body: () -> Void) {
         let outer = own.writingThroughKeyPath
         own.writingThroughKeyPath = true
@@ -1614,6 +1762,16 @@ private nonisolated let threadKey: pthread_key_t = {
     precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
     return key
 }()
+
+/// What a strict test reports about a key read with neither an override nor a test value.
+private nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
+    """
+    InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the live \
+    default. To fix it, override the dependency in the test (with the trait's update closure, .injecting, or \
+    InjectedValues[\\.…] = …), or give the key a value for every test: \
+    extension \(key): TestValueKey { static var testValue: … { … } }.
+    """
+}
 
 /// Stops the process because defaults read each other in a cycle.
 private nonisolated func dependencyCycle(_ keys: [Any.Type]) -> Never {

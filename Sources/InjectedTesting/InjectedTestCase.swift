@@ -24,10 +24,20 @@ import XCTest
 ///
 /// ```swift
 /// override func invokeTest() {
-///     withInjectedValues(fresh: true, { _ in }) { super.invokeTest() }
+///     withTestInjectedValues(strict: nil, { _ in }) { super.invokeTest() }
 /// }
 /// ```
+///
+/// Keys that declare a `testValue` (a `TestValueKey`) start from it in every test method. Override
+/// ``strictInjectedValues`` to return `true`, and a test method that reads a key with neither an override nor a test
+/// value fails, with a message that names the key; it goes on with the live value.
 open class InjectedTestCase: XCTestCase {
+    /// Whether a test method fails when it reads a key with neither an override nor a test value.
+    ///
+    /// The default is `false`, so that a class written for the article's file can adopt this base class before its
+    /// keys have test values.
+    open var strictInjectedValues: Bool { false }
+
     /// Overrides dependencies for every test method of the class, before `setUp()` runs.
     ///
     /// The default implementation overrides nothing.
@@ -37,9 +47,14 @@ open class InjectedTestCase: XCTestCase {
 
     /// Runs the test method, with its set-up and tear-down, in a fresh dependency scope.
     open override func invokeTest() {
-        withInjectedValues(fresh: true, { setUpInjectedValues(&$0) }) {
+        let report: (@Sendable (String) -> Void)? = strictInjectedValues ? reportMissingTestValue : nil
+        withTestInjectedValues(strict: report, { setUpInjectedValues(&$0) }) {
             super.invokeTest()
         }
     }
+}
+/// Records a strict test's report as a failure of the test that is running.
+@Sendable private func reportMissingTestValue(_ message: String) {
+    XCTFail(message)
 }
 #endif

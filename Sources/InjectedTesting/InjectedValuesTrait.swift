@@ -24,7 +24,14 @@ import Testing
 /// - keeps every write it makes (`InjectedValues[…] = …`, an `@Injected` property's setter,
 ///   `InjectedValues.reset()`) to itself.
 ///
-/// On a suite, the trait applies to every test in it, including tests in nested suites.
+/// On a suite, the trait applies to every test in it, including tests in nested suites. A test's own trait inside
+/// a suite's adds its overrides on top of the suite's.
+///
+/// Keys that declare a `testValue` (a `TestValueKey`) start from it in every test. A strict suite,
+/// `@Suite(.injectedValues(strict: true))`, also fails any test that reads a key with neither an override nor a test
+/// value, with a message that names the key; the test goes on with the live value, so that one missing override
+/// shows every other failure too. Strict is not the default, so that a suite written for the article's file can adopt
+/// the trait before its keys have test values.
 ///
 /// > Important: A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not
 /// > `Task.detached` or other threads. Code under test that reads `InjectedValues[…]` from a detached task sees the
@@ -32,8 +39,10 @@ import Testing
 /// > scope and resolve there wherever they are read.
 public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout InjectedValues) throws -> Void
+    private let strict: Bool
 
-    init(update: @escaping @Sendable (inout InjectedValues) throws -> Void) {
+    init(strict: Bool = false, update: @escaping @Sendable (inout InjectedValues) throws -> Void) {
+        self.strict = strict
         self.update = update
     }
 
@@ -52,7 +61,14 @@ public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withInjectedValues(fresh: true, update) {
+        let report: (@Sendable (String) -> Void)?
+        if strict {
+            let location = test.sourceLocation
+            report = { message in Issue.record(Comment(rawValue: message), sourceLocation: location) }
+        } else {
+            report = nil
+        }
+        try await withTestInjectedValues(strict: report, update) {
             try await function()
         }
     }
@@ -79,13 +95,31 @@ extension Trait where Self == InjectedValuesTrait {
     /// func loadsTheReport() async throws { … }
     /// ```
     ///
-    /// - Parameter update: A closure that overrides dependencies in the test's scope. If it throws, the test fails
-    ///   with that error and its body does not run.
+    /// - Parameters:
+    ///   - strict: Whether a test fails when it reads a key with neither an override nor a test value. The default is
+    ///     `false`.
+    ///   - update: A closure that overrides dependencies in the test's scope. If it throws, the test fails with that
+    ///     error and its body does not run.
     /// - Returns: A trait to add to a `@Test` or `@Suite`.
     public static func injectedValues(
+        strict: Bool = false,
         _ update: @escaping @Sendable (inout InjectedValues) throws -> Void
     ) -> Self {
-        InjectedValuesTrait(update: update)
+        InjectedValuesTrait(strict: strict, update: update)
+    }
+
+    /// Runs each test in its own fresh dependency scope, failing a test that reads a key with neither an override nor
+    /// a test value when `strict` is `true`.
+    ///
+    /// ```swift
+    /// @Suite(.injectedValues(strict: true))
+    /// struct ReportTests { … }
+    /// ```
+    ///
+    /// - Parameter strict: Whether a test fails when it reads a key with neither an override nor a test value.
+    /// - Returns: A trait to add to a `@Test` or `@Suite`.
+    public static func injectedValues(strict: Bool) -> Self {
+        InjectedValuesTrait(strict: strict) { _ in }
     }
 
     /// Runs each test in its own fresh dependency scope, with one dependency overridden first.

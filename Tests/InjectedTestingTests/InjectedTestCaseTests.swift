@@ -68,7 +68,7 @@ final class InjectedTestCaseTests: InjectedTestCase {
 /// The three-line `invokeTest()` override gives a class with its own base class the same isolation.
 final class InvokeTestOverrideTests: XCTestCase {
     override func invokeTest() {
-        withInjectedValues(fresh: true, { _ in }) { super.invokeTest() }
+        withTestInjectedValues(strict: nil, { _ in }) { super.invokeTest() }
     }
 
     func testFirstWriteStaysInItsTest() {
@@ -78,7 +78,55 @@ final class InvokeTestOverrideTests: XCTestCase {
 
     func testSecondWriteStaysInItsTest() {
         XCTAssertEqual(InjectedValues[\.provider].id, 0)
+        XCTAssertEqual(InjectedValues[\.mailer].name, "in-memory")
         InjectedValues[\.provider] = Provider(id: 2)
+    }
+}
+/// A strict class fails a test method that reads a key with neither an override nor a test value, naming the key.
+final class StrictInjectedTestCaseTests: InjectedTestCase {
+    override var strictInjectedValues: Bool { true }
+
+    /// The failures this class's strictness recorded in the current test, kept instead of failing it.
+    private let reports = Reports()
+
+    #if canImport(ObjectiveC)
+    override func record(_ issue: XCTIssue) {
+        guard issue.compactDescription.contains("InjectedValues: the test read") else { return super.record(issue) }
+        reports.add(issue.compactDescription)
+    }
+    #else
+    override func recordFailure(
+        withDescription description: String,
+        inFile file: String,
+        atLine line: Int,
+        expected: Bool
+    ) {
+        guard description.contains("InjectedValues: the test read") else {
+            return super.recordFailure(withDescription: description, inFile: file, atLine: line, expected: expected)
+        }
+        reports.add(description)
+    }
+    #endif
+
+    func testReadingAKeyWithoutTestValueFailsTheTest() {
+        XCTAssertEqual(InjectedValues[\.liveOnly], "live only")
+        XCTAssertEqual(reports.messages.count, 1)
+        XCTAssertTrue(reports.messages.first?.contains("the test read LiveOnlyKey, which nothing overrides") == true)
+    }
+
+    func testTestValuesAndOverridesReportNothing() {
+        InjectedValues[\.liveOnly] = "overridden"
+        XCTAssertEqual(InjectedValues[\.liveOnly], "overridden")
+        XCTAssertEqual(InjectedValues[\.mailer].name, "in-memory")
+        XCTAssertEqual(reports.messages, [])
+    }
+}
+
+/// A class that is not strict reads such a key with its live value and no failure.
+final class LenientInjectedTestCaseTests: InjectedTestCase {
+    func testReadingAKeyWithoutTestValuePasses() {
+        XCTAssertEqual(InjectedValues[\.liveOnly], "live only")
+        XCTAssertEqual(InjectedValues[\.mailer].name, "in-memory")
     }
 }
 #endif

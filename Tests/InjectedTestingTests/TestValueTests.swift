@@ -1,0 +1,181 @@
+import Foundation
+import Injected
+import InjectedTesting
+import Testing
+
+/// Keys that declare a test value start from it in tests, and a strict suite fails a test that reads a key with
+/// neither an override nor a test value.
+@Suite("Test values and strict suites")
+struct TestValueTests {
+    @Test("a key's test value is what a test under the trait starts from, once per test when cached", .injectedValues)
+    func testValueUnderTheTrait() {
+        #expect(InjectedValues[\.mailer].name == "in-memory")
+        #expect(InjectedValues[\.mailer] === InjectedValues[\.mailer])
+    }
+
+    @Test("each test gets its own cached test value", .injectedValues, arguments: 1...5)
+    func testValuePerTest(run: Int) {
+        InjectedValues[\.mailer].send("message \(run)")
+        #expect(InjectedValues[\.mailer].sent == ["message \(run)"])
+    }
+
+    @Test("an override wins over the test value", .injecting(\.mailer, Mailer(name: "override")))
+    func overrideWins() {
+        #expect(InjectedValues[\.mailer].name == "override")
+    }
+
+    @Test("outside a test's scope, the key reads its live default")
+    func liveOutsideTests() {
+        #expect(InjectedValues[\.mailer].name == "live")
+        #expect(
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                InjectedValues[\.mailer].name
+            } == "live"
+        )
+    }
+
+    @Test("a strict test that reads a key with no override and no test value records an issue that names it")
+    func strictRecordsAnIssue() async throws {
+        let trait = InjectedValuesTrait.injectedValues(strict: true)
+        try await trait.provideScope(for: Test.current!, testCase: nil) {
+            withKnownIssue {
+                #expect(InjectedValues[\.liveOnly] == "live only")
+            } matching: { issue in
+                issue.comments.contains { comment in
+                    comment.rawValue.contains("the test read LiveOnlyKey, which nothing overrides")
+                        && comment.rawValue.contains("extension LiveOnlyKey: TestValueKey")
+                }
+            }
+        }
+    }
+
+    @Test("a strict test reports each key once, also from a fresh scope inside it, and goes on with the live value")
+    func strictReportsOncePerKey() {
+        let reports = Reports()
+        withTestInjectedValues(strict: reports.add) { _ in
+        } operation: {
+            #expect(InjectedValues[\.liveOnly] == "live only")
+            #expect(InjectedValues[\.liveOnly] == "live only")
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                _ = InjectedValues[\.otherLiveOnly]
+                #expect(InjectedValues[\.mailer].name == "in-memory")
+            }
+        }
+        #expect(reports.messages.count == 2)
+        #expect(reports.messages.first?.contains("LiveOnlyKey") == true)
+        #expect(reports.messages.last?.contains("OtherLiveOnlyKey") == true)
+    }
+
+    @Test("a strict test reads overrides and test values without a report", .injectedValues(strict: true))
+    func strictWithoutReports() {
+        InjectedValues[\.liveOnly] = "overridden"
+        #expect(InjectedValues[\.liveOnly] == "overridden")
+        #expect(InjectedValues[\.mailer].name == "in-memory")
+    }
+
+    @Test("a test that is not strict reads such a key silently, with its live value", .injectedValues)
+    func lenientIsSilent() {
+        #expect(InjectedValues[\.liveOnly] == "live only")
+    }
+
+    @Test(
+        "a suite's overrides stay under a test's own trait, with its test values",
+        .injectedValues { $0.liveOnly = "from the suite" },
+        .injecting(\.otherLiveOnly, "from the test")
+    )
+    func nestedTraits() {
+        #expect(InjectedValues[\.liveOnly] == "from the suite")
+        #expect(InjectedValues[\.otherLiveOnly] == "from the test")
+        #expect(InjectedValues[\.mailer].name == "in-memory")
+    }
+
+    @Test("200 strict and lenient tests at once each see only their own reports")
+    func parallelTests() async {
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let reports = Reports()
+                    let strict = index.isMultiple(of: 2)
+                    await withTestInjectedValues(strict: strict ? reports.add : nil) { _ in
+                    } operation: {
+                        await Task.yield()
+                        _ = InjectedValues[\.liveOnly]
+                        _ = InjectedValues[\.mailer]
+                    }
+                    return reports.messages.count == (strict ? 1 : 0) ? 0 : 1
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+}
+
+/// Messages a strict test reported.
+final class Reports: @unchecked Sendable {
+    // `@unchecked Sendable`: `stored` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+
+    var messages: [String] { lock.withLock { stored } }
+
+    @Sendable func add(_ message: String) {
+        lock.withLock { stored.append(message) }
+    }
+}
+
+// MARK: - Keys
+
+/// A service with state, kept behind a lock.
+final class Mailer: @unchecked Sendable {
+    // `@unchecked Sendable`: `outbox` is only read and written while holding `lock`.
+    let name: String
+    private let lock = NSLock()
+    private var outbox: [String] = []
+
+    init(name: String) {
+        self.name = name
+    }
+
+    var sent: [String] { lock.withLock { outbox } }
+
+    func send(_ message: String) {
+        lock.withLock { outbox.append(message) }
+    }
+}
+
+enum MailerKey: ReadOnlyInjectionKey {
+    static var currentValue: Mailer { Mailer(name: "live") }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension MailerKey: TestValueKey {
+    static var testValue: Mailer { Mailer(name: "in-memory") }
+}
+
+enum LiveOnlyKey: ReadOnlyInjectionKey {
+    static let currentValue = "live only"
+}
+
+enum OtherLiveOnlyKey: ReadOnlyInjectionKey {
+    static let currentValue = "other live only"
+}
+
+extension InjectedValues {
+    var mailer: Mailer {
+        get { Self[MailerKey.self] }
+        set { Self[MailerKey.self] = newValue }
+    }
+
+    var liveOnly: String {
+        get { Self[LiveOnlyKey.self] }
+        set { Self[LiveOnlyKey.self] = newValue }
+    }
+
+    var otherLiveOnly: String {
+        get { Self[OtherLiveOnlyKey.self] }
+        set { Self[OtherLiveOnlyKey.self] = newValue }
+    }
+}
