@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Injected",
-    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
+    // The oldest systems the single file supports; it needs POSIX threads, so Linux and Android work too.
+    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "Injected", targets: ["Injected"]),
         .library(name: "InjectedTesting", targets: ["InjectedTesting"]),

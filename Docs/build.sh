@@ -11,10 +11,18 @@ rm -rf "$work" .build/docs
 mkdir -p "$work/graphs/Injected" "$work/graphs/InjectedTesting"
 
 echo "== Symbol graphs"
-swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members --emit-extension-block-symbols >/dev/null
-graphs=$(dirname "$(find .build -path '*symbolgraph/Injected.symbols.json' | head -n 1)")
-cp "$graphs"/Injected.symbols.json "$work/graphs/Injected/"
-cp "$graphs"/InjectedTesting.symbols.json "$graphs"/InjectedTesting@*.symbols.json "$work/graphs/InjectedTesting/"
+# Only the two library modules are built and extracted, so that the script works on a fresh clone, where no test
+# module exists yet for `swift package dump-symbol-graph` to load.
+swift build --target InjectedTesting >/dev/null
+modules=$(swift build --show-bin-path)/Modules
+triple=$(swiftc -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
+sdk=()
+if command -v xcrun >/dev/null; then sdk=(-sdk "$(xcrun --show-sdk-path)"); fi
+for module in Injected InjectedTesting; do
+    swift-symbolgraph-extract -module-name "$module" -target "$triple" "${sdk[@]}" -I "$modules" \
+        -minimum-access-level public -skip-synthesized-members -emit-extension-block-symbols \
+        -output-dir "$work/graphs/$module" >/dev/null
+done
 
 echo "== Parameter documentation"
 python3 Docs/Snippets/check_parameters.py "$work/graphs/Injected" "$work/graphs/InjectedTesting"
@@ -36,20 +44,37 @@ docc merge "$work/Injected.doccarchive" "$work/InjectedTesting.doccarchive" \
 echo "Documentation written to .build/docs"
 
 echo "== Article code"
-swift build --target InjectedTesting >/dev/null
-modules=$(swift build --show-bin-path)/Modules
 python3 Docs/Snippets/extract.py Docs/Injected.docc "$work/snippets"
 python3 Docs/Snippets/extract.py README.md "$work/snippets"
+# The migration guide's "before" code shows the one warning that code copied from the article gets; it must get that
+# warning, and no other.
+expected_warning="warning: variable 'controller' was never mutated"
 status=0
+# The sample types article declares what the others use; it is compiled with each of them.
+prelude="$work/SampleTypes.swift"
+cp "$work/snippets/SampleTypes/main.swift" "$prelude"
 for unit in "$work"/snippets/*; do
     name=$(basename "$unit")
+    [ "$name" = SampleTypes ] && continue
     case "$name" in
         *-before) flags=(-swift-version 5) ;;  # the article's code, as Swift 5 projects build it
         *) flags=(-swift-version 6 -warnings-as-errors) ;;
     esac
-    if swiftc -typecheck "${flags[@]}" -I "$modules" Docs/Snippets/Prelude.swift "$unit/main.swift"; then
-        echo "ok: $name"
+    if output=$(swiftc -typecheck -diagnostic-style llvm "${flags[@]}" -I "$modules" "$prelude" \
+        "$unit/main.swift" 2>&1); then
+        unexpected=$(grep -E "(warning|error):" <<<"$output" | grep -vF "$expected_warning" || true)
+        if [ -n "$unexpected" ]; then
+            echo "$unexpected" >&2
+            echo "error: the code in $name compiles with diagnostics (blocks extracted to $unit/main.swift)" >&2
+            status=1
+        elif [ "$name" = MigratingFromTheArticle-before ] && ! grep -qF "$expected_warning" <<<"$output"; then
+            echo "error: $name no longer gets the warning the migration guide describes" >&2
+            status=1
+        else
+            echo "ok: $name"
+        fi
     else
+        echo "$output" >&2
         echo "error: the code in $name does not compile (blocks extracted to $unit/main.swift)" >&2
         status=1
     fi

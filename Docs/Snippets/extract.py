@@ -2,8 +2,9 @@
 
 Blocks fenced as ```swift are concatenated, in order, into OUT/<article>/main.swift. A block preceded by the
 line `<!-- snippet: before -->` is code from before a migration; those go, concatenated, into
-OUT/<article>-before/main.swift instead, which Docs/build.sh compiles in Swift 5 mode. The first argument is a
-catalog directory, or a single file such as README.md.
+OUT/<article>-before/main.swift instead, which Docs/build.sh compiles in Swift 5 mode. A block preceded by
+`<!-- snippet: skip -->` is a fragment of a manifest, which is not extracted. The first argument is a catalog
+directory, or a single file such as README.md.
 """
 
 import pathlib
@@ -11,10 +12,12 @@ import re
 import sys
 
 catalog, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-block = re.compile(r"(<!-- snippet: before -->\n)?```swift\n(.*?)```", re.S)
+block = re.compile(r"(<!-- snippet: (?:before|skip) -->\n)?```swift\n(.*?)```", re.S)
 for article in [catalog] if catalog.is_file() else sorted(catalog.glob("*.md")):
     units = {}
     for match in block.finditer(article.read_text()):
+        if match.group(1) and "skip" in match.group(1):
+            continue
         name = article.stem + ("-before" if match.group(1) else "")
         units.setdefault(name, []).append(match.group(2))
     for name, blocks in units.items():
