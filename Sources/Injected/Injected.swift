@@ -924,17 +924,22 @@ final class InjectionScope: @unchecked Sendable {
     static nonisolated func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
         guard fresh else { return InjectionScope(parent: enclosing ?? InjectionStore.global) }
         // A fresh scope inside a test is still in the test.
-        var root = enclosing
-        while let parent = root?.parent { root = parent }
-        return InjectionScope(parent: nil, testPolicy: root?.testPolicy)
+        return InjectionScope(parent: nil, testPolicy: enclosing?.root.testPolicy)
     }
 
     /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
     static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: InjectionScope?) -> InjectionScope {
-        var root = enclosing
-        while let parent = root?.parent { root = parent }
-        if let enclosing, root?.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
+        if let enclosing, enclosing.root.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
         return InjectionScope(parent: nil, testPolicy: policy)
+    }
+
+    /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
+    ///
+    /// Parents never change, so the walk needs no lock.
+    nonisolated var root: InjectionScope {
+        var scope = self
+        while let parent = scope.parent { scope = parent }
+        return scope
     }
 
     /// A scope nested in `base`, a scope that an object remembers or that was captured.
@@ -1554,28 +1559,32 @@ final class ThreadState: @unchecked Sendable {
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
     nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-        if let index = own.stack.firstIndex(where: { $0 == key }) {
-            dependencyCycle(Array(own.stack[index...]) + [key])
+        evaluating(key) {
+            if own.writingThroughKeyPath, let settable = key as? any InjectionKey.Type {
+                // The read half of a write through a key path: it takes turns with the store's assignments.
+                return InjectionStore.assignments.holding { readVariable(of: settable) } as! K.Value
+            }
+            return K.currentValue
         }
-        own.stack.append(key)
-        defer { own.stack.removeLast() }
-        if own.writingThroughKeyPath, let settable = key as? any InjectionKey.Type {
-            // The read half of a write through a key path: it takes turns with the store's assignments.
-            return InjectionStore.assignments.holding { readVariable(of: settable) } as! K.Value
-        }
-        return K.currentValue
     }
 
     /// Evaluates a key's test value, with the key on the stack as `evaluate(_:)` puts it.
     ///
     /// It returns `Any`, because its caller knows the key only at run time.
     nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
+        evaluating(key) { K.testValue }
+    }
+
+    /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if the key
+    /// is already being evaluated on this thread.
+    @inline(__always)
+    private nonisolated func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
         if let index = own.stack.firstIndex(where: { $0 == key }) {
             dependencyCycle(Array(own.stack[index...]) + [key])
         }
         own.stack.append(key)
         defer { own.stack.removeLast() }
-        return K.testValue
+        return body()
     }
 
     /// Whether this thread is making a write through a key path; read by this thread only.
