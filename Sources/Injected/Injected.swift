@@ -261,8 +261,9 @@ extension InjectionLifetime: Hashable {}
 /// - A **read** returns the first override it finds in the innermost active scope, then the scopes around it,
 ///   then the global store. Where nothing overrides the key, it returns the key's default according to its
 ///   ``ReadOnlyInjectionKey/lifetime``. A fresh scope ends the search at itself.
-/// - A **write** overrides the key in the innermost active scope, or in the global store when no scope is active.
-///   Every later read in that scope sees it, including reads through objects created before the write.
+/// - A **write** overrides the key in the innermost active scope, or in the global store when no scope is active
+///   (for an ``InjectionKey``, by assigning its `currentValue`; see below). Every later read in that scope sees it,
+///   including reads through objects created before the write.
 ///
 /// An accessor may be written with the static subscript, `Self[Key.self]`, as in the article that introduced the
 /// pattern, or with the instance subscript, `self[Key.self]`, as in SwiftUI. Both behave identically.
@@ -292,7 +293,8 @@ public struct InjectedValues: Sendable {
     /// ```
     ///
     /// A read returns the innermost override, or the key's default per its lifetime. A write overrides the key in
-    /// the innermost active scope, or in the global store when no scope is active.
+    /// the innermost active scope; when no scope is active, it assigns an ``InjectionKey``'s `currentValue`, and
+    /// overrides any other key in the global store.
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
