@@ -472,7 +472,7 @@ public struct Injected<Value> {
             guard scope != nil else { return InjectedValues[keyPath] }
             // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
             // the reads they make, on this thread, for the length of this read.
-            return LentScope.lending(scope) { InjectedValues[keyPath] }
+            return lentScope.setting(scope) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -883,10 +883,10 @@ final class InjectionScope: @unchecked Sendable {
     /// The innermost active scope, or the global store.
     static nonisolated var active: InjectionScope { current ?? InjectionStore.global }
 
-    /// The scope that an `@Injected` property made now remembers: the active one, unless `PropertyOrigin` says
+    /// The scope that an `@Injected` property made now remembers: the active one, unless `propertyOrigin` says
     /// otherwise.
     static nonisolated var forNewProperty: InjectionScope? {
-        guard let origin = PropertyOrigin.current else { return current }
+        guard let origin = propertyOrigin.current else { return current }
         return origin === InjectionStore.global ? nil : origin
     }
 
@@ -901,17 +901,29 @@ final class InjectionScope: @unchecked Sendable {
     /// For the global store, the threads that have a view of it, which its writes and resets update.
     nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
 
-    /// For a scope based on another object's or a captured scope, the scope active where it was opened, whose own
-    /// overrides come before `parent`'s: down to the scope the two share, which `parent`'s lookup reaches anyway.
-    nonisolated let reader: InjectionScope?
+    /// For a scope based on another object's or a captured scope, the scopes active where it was opened, whose
+    /// overrides come before `parent`'s.
+    nonisolated let overlay: Overlay?
+
+    /// The scopes whose overrides a scope based on another object's or a captured scope reads first: from `reader`
+    /// outwards, short of `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
+    struct Overlay: Sendable {
+        nonisolated let reader: InjectionScope
+        nonisolated let shared: InjectionScope
+
+        nonisolated init(reader: InjectionScope, shared: InjectionScope) {
+            self.reader = reader
+            self.shared = shared
+        }
+    }
     /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
     nonisolated let testPolicy: TestPolicy?
     /// For a strict test's root, the keys it has reported.
     nonisolated(unsafe) var reported: Set<ObjectIdentifier> = []
 
-    private nonisolated init(parent: InjectionScope?, reader: InjectionScope? = nil, testPolicy: TestPolicy? = nil) {
+    private nonisolated init(parent: InjectionScope?, overlay: Overlay? = nil, testPolicy: TestPolicy? = nil) {
         self.parent = parent
-        self.reader = reader
+        self.overlay = overlay
         self.testPolicy = testPolicy
         // Only a root caches, so only a root has threads waiting for a build.
         lock = Lock(withCondition: parent == nil)
@@ -956,13 +968,13 @@ final class InjectionScope: @unchecked Sendable {
         guard let shared = InjectionStore.innermostShared(reader, base), shared !== base else {
             return makeNested(fresh: false, in: reader)
         }
-        return InjectionScope(parent: base, reader: reader)
+        return InjectionScope(parent: base, overlay: Overlay(reader: reader, shared: shared))
     }
 
     /// Runs the update closure of `withInjectedValues`, in which properties remember `enclosing` rather than this
     /// scope, then records what it set as the scope's configuration.
     nonisolated func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
-        try PropertyOrigin.setting(enclosing ?? InjectionStore.global, update)
+        try propertyOrigin.setting(enclosing ?? InjectionStore.global, update)
         lock.withLock { configuration = overrides }
     }
 
@@ -980,7 +992,7 @@ final class InjectionScope: @unchecked Sendable {
             }
             // Inside a `.cached` default or another scope's update closure, properties made by the operation remember
             // this scope, not the one that code chose.
-            return try PropertyOrigin.setting(nil, operation)
+            return try propertyOrigin.setting(nil, operation)
         }
     }
 
@@ -997,7 +1009,7 @@ final class InjectionScope: @unchecked Sendable {
                 var values = InjectedValues()
                 try update(&values)
             }
-            // Synchronous code sets `PropertyOrigin` only for its own length, so an asynchronous operation starts with
+            // Synchronous code sets `propertyOrigin` only for its own length, so an asynchronous operation starts with
             // none set.
             return try await operation()
         }
@@ -1151,12 +1163,12 @@ enum InjectionStore {
     static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
         if let reader = InjectionScope.current {
             // Compared as a pointer first, so that the common case, no scope lent or the reader's own, retains nothing.
-            if let lent = LentScope.pointer, lent != Unmanaged.passUnretained(reader).toOpaque() {
-                return value(for: key, readIn: reader, remembered: LentScope.scope(at: lent))
+            if let lent = lentScope.pointer, lent != Unmanaged.passUnretained(reader).toOpaque() {
+                return value(for: key, readIn: reader, remembered: ScopeSlot.scope(at: lent))
             }
             return value(for: key, from: reader)
         }
-        if let remembered = LentScope.current {
+        if let remembered = lentScope.current {
             return value(for: key, from: remembered)
         }
         return globalValue(for: key, on: ThreadState.current)
@@ -1180,8 +1192,8 @@ enum InjectionStore {
             return value
         }
         scope.lock.unlock()
-        if let reader = scope.reader, let parent = scope.parent {
-            return value(for: key, readIn: reader, remembered: parent)
+        if let overlay = scope.overlay, let parent = scope.parent {
+            return value(for: key, readIn: overlay.reader, downTo: overlay.shared, remembered: parent)
         }
         guard let parent = scope.parent else { return rootValue(for: key, in: scope, on: ThreadState.current) }
         return value(for: key, from: parent)
@@ -1200,6 +1212,16 @@ enum InjectionStore {
         remembered: InjectionScope
     ) -> K.Value {
         guard let shared = innermostShared(reader, remembered) else { return value(for: key, from: reader) }
+        return value(for: key, readIn: reader, downTo: shared, remembered: remembered)
+    }
+
+    /// Reads a key from `reader` and the scopes around it, short of `shared`, and then from `remembered`.
+    private static nonisolated func value<K: ReadOnlyInjectionKey>(
+        for key: K.Type,
+        readIn reader: InjectionScope,
+        downTo shared: InjectionScope,
+        remembered: InjectionScope
+    ) -> K.Value {
         let id = ObjectIdentifier(key)
         var next: InjectionScope? = reader
         while let scope = next, scope !== shared {
@@ -1314,8 +1336,8 @@ enum InjectionStore {
         let context = root === global ? nil : root
         // Properties made by the default remember no scope: the value is shared by every scope of the root, and a
         // value in a root's cache that remembered the root would keep it alive.
-        return PropertyOrigin.setting(global) {
-            LentScope.lending(nil) {
+        return propertyOrigin.setting(global) {
+            lentScope.setting(nil) {
                 if InjectionScope.current === context { return defaultValue(for: key, in: root, on: thread) }
                 return InjectionScope.binding.withValue(.init(scope: context)) {
                     defaultValue(for: key, in: root, on: thread)
@@ -1693,72 +1715,57 @@ final class BuildTicket: @unchecked Sendable {
     }
 }
 
-/// The scope that the `@Injected` property being read on this thread remembers, lent to the reads its key path makes.
+/// A thread-specific slot that holds a scope as a plain pointer, set for the length of a synchronous call.
 ///
-/// It lives in a thread-specific slot of its own, as a plain pointer, so that lending it costs no reference count: a
-/// scope is shared by every property made in it, so counting references to it from several threads would make them
-/// contend.
-enum LentScope {
-    /// The scope lent to the read in progress on this thread, if any.
-    static nonisolated var current: InjectionScope? {
-        pointer.map(scope(at:))
+/// Setting a scope in it costs no reference count: a scope is shared by every property made in it, so counting
+/// references to it from several threads would make them contend. Whoever sets a scope holds it until the slot is
+/// restored.
+struct ScopeSlot: Sendable {
+    /// The thread-specific data key; the slot owns nothing, so it needs no destructor.
+    private nonisolated let key: pthread_key_t
+
+    nonisolated init() {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
+        self.key = key
     }
 
-    /// The address of the scope lent to the read in progress on this thread, if any.
-    static nonisolated var pointer: UnsafeMutableRawPointer? {
-        pthread_getspecific(lentScopeKey)
+    /// The address of the scope set on this thread, if any.
+    nonisolated var pointer: UnsafeMutableRawPointer? {
+        pthread_getspecific(key)
     }
 
-    /// The scope at an address that `pointer` returned during the same read.
+    /// The scope set on this thread, if any.
+    nonisolated var current: InjectionScope? {
+        pointer.map(Self.scope(at:))
+    }
+
+    /// The scope at an address that `pointer` returned while the code that set it runs.
     static nonisolated func scope(at pointer: UnsafeMutableRawPointer) -> InjectionScope {
-        // The pointer was stored by `lending(_:_:)` below, whose caller holds the scope until it restores the slot.
+        // The pointer was stored by `setting(_:_:)` below, whose caller holds the scope until it restores the slot.
         Unmanaged<InjectionScope>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    /// Runs `body` with `scope` lent, then restores the scope lent before.
-    static nonisolated func lending<T>(_ scope: InjectionScope?, _ body: () -> T) -> T {
-        let outer = pthread_getspecific(lentScopeKey)
-        // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
-        pthread_setspecific(lentScopeKey, scope.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(lentScopeKey, outer) }
-        return body()
-    }
-}
-
-/// The scope that `@Injected` properties made on this thread remember, where it is not the active one: in an update
-/// closure, the scope around the new one; in a `.cached` default, none, marked by the global store.
-///
-/// Both are synchronous, so a thread-specific slot, set for their length, reaches exactly the properties they make.
-enum PropertyOrigin {
-    /// The scope set for the code running on this thread, if any.
-    static nonisolated var current: InjectionScope? {
-        // The pointer was stored by `setting(_:_:)` below, whose caller holds the scope until it restores the slot.
-        pthread_getspecific(propertyOriginKey).map { Unmanaged<InjectionScope>.fromOpaque($0).takeUnretainedValue() }
-    }
-
     /// Runs `body` with `scope` set, or with none when it is `nil`, then restores what was set before.
-    static nonisolated func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
-        let outer = pthread_getspecific(propertyOriginKey)
+    nonisolated func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
+        let outer = pthread_getspecific(key)
         guard outer != nil || scope != nil else { return try body() }
         // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
-        pthread_setspecific(propertyOriginKey, scope.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(propertyOriginKey, outer) }
+        pthread_setspecific(key, scope.map { Unmanaged.passUnretained($0).toOpaque() })
+        defer { pthread_setspecific(key, outer) }
         return try body()
     }
 }
 
-/// The thread-specific data key of `LentScope`; the slot owns nothing, so it needs no destructor.
-private nonisolated let lentScopeKey = makeUnownedSlotKey()
+/// The scope that the `@Injected` property being read on this thread remembers, lent to the reads its key path makes.
+nonisolated let lentScope = ScopeSlot()
 
-/// The thread-specific data key of `PropertyOrigin`; the slot owns nothing, so it needs no destructor.
-private nonisolated let propertyOriginKey = makeUnownedSlotKey()
-
-private nonisolated func makeUnownedSlotKey() -> pthread_key_t {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key, nil)
-    precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
-    return key
-}
+/// The scope that `@Injected` properties made on this thread remember, where it is not the active one: in an update
+/// closure, the scope around the new one; in a `.cached` default, none, marked by the global store.
+///
+/// Both are synchronous, so a slot set for their length reaches exactly the properties they make.
+nonisolated let propertyOrigin = ScopeSlot()
 
 /// The thread-specific data key under which each thread keeps its `ThreadState`.
 private nonisolated let threadKey: pthread_key_t = {

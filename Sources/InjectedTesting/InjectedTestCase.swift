@@ -53,6 +53,7 @@ open class InjectedTestCase: XCTestCase {
         }
     }
 }
+
 /// Records a strict test's report as a failure of the test that is running.
 @Sendable private func reportMissingTestValue(_ message: String) {
     XCTFail(message)
