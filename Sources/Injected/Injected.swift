@@ -298,7 +298,21 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectionStore.value(for: key) }
+        get { InjectionStore.value(for: key, variable: false) }
+        set { InjectionStore.override(key, with: newValue) }
+    }
+
+    /// Reads or overrides the dependency an article-style key stands for, taking turns with the store's writes to
+    /// its `currentValue`.
+    ///
+    /// Accessors that name an ``InjectionKey`` use this subscript, with the same spelling as for any other key. A
+    /// read of the key's `currentValue` holds the reading thread's lock, and a write outside any scope holds every
+    /// thread's, so that reads and writes made through the store never race, whatever the key's value type. Reads
+    /// and writes of `Key.currentValue` made directly are the caller's to synchronize, as for any global variable.
+    ///
+    /// - Parameter key: The key of the dependency.
+    public static nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
+        get { InjectionStore.value(for: key, variable: true) }
         set { InjectionStore.override(key, with: newValue) }
     }
 
@@ -319,9 +333,8 @@ public struct InjectedValues: Sendable {
         get { InjectedValues()[keyPath: keyPath] }
         set {
             var values = InjectedValues()
-            // Swift writes a key path through an accessor by reading the accessor first. Outside any scope, that read
-            // may be of an `InjectionKey`'s variable, which global writes assign, so it is made the way they are; in a
-            // strict test, it is not a read the test made, so it reports nothing.
+            // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
+            // caller made: it caches nothing and, in a strict test, reports nothing.
             ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
         }
     }
@@ -357,6 +370,16 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
+        get { Self[key] }
+        nonmutating set { Self[key] = newValue }
+    }
+
+    /// Reads or overrides the dependency an article-style key stands for, for accessors written in SwiftUI's style.
+    ///
+    /// It behaves exactly like the static subscript `InjectedValues[Key.self]` for an ``InjectionKey``.
+    ///
+    /// - Parameter key: The key of the dependency.
+    public nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
@@ -443,7 +466,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public nonisolated init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.scope = InjectionScope.forNewProperty
+        self.scope = InjectionStore.scopeForNewProperty()
         self.readOnlyDeclaration = nil
     }
 
@@ -459,7 +482,7 @@ public struct Injected<Value> {
     public nonisolated init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line)
     {
         self.keyPath = keyPath
-        self.scope = InjectionScope.forNewProperty
+        self.scope = InjectionStore.scopeForNewProperty()
         self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
     }
 
@@ -469,23 +492,45 @@ public struct Injected<Value> {
     /// property remembers, exactly like writing `InjectedValues[keyPath] = newValue` there.
     public var wrappedValue: Value {
         get {
-            guard scope != nil else { return InjectedValues[keyPath] }
+            guard let scope else { return InjectedValues[keyPath] }
             // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
-            // the reads they make, on this thread, for the length of this read.
-            return lentScope.setting(scope) { InjectedValues[keyPath] }
+            // the reads they make, in this thread's context, for the length of this read.
+            return ThreadState.current.lending(scope) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage())
             }
-            // A write goes to the active scope, which the store takes from the task-local binding alone, so from
-            // outside any scope the property binds its remembered scope itself.
-            guard let scope, InjectionScope.current == nil else {
+            guard let scope else {
                 InjectedValues[writable] = newValue
                 return
             }
-            InjectionScope.binding.withValue(.init(scope: scope)) { InjectedValues[writable] = newValue }
+            // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
+            ThreadState.current.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
         }
+    }
+
+    /// The scope the property remembers, to build on with ``withInjectedValues(from:_:operation:)``.
+    ///
+    /// An object hands its scope to the objects it makes later through any of its `@Injected` properties:
+    ///
+    /// ```swift
+    /// final class FeedModel {
+    ///     @Injected(\.networkProvider) var networkProvider
+    ///
+    ///     func openDetail() -> DetailModel {
+    ///         withInjectedValues(from: $networkProvider) { _ in } operation: { DetailModel() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// It is the scope the property was made in, or none for a property made outside any scope. Reading it reads
+    /// nothing but the property's own immutable field, so it is safe wherever the property itself may be read.
+    ///
+    /// Like ``wrappedValue``, it is not marked `nonisolated`: Swift copies the mark onto the `$` variable of a wrapped
+    /// local variable, where it is not allowed.
+    public var projectedValue: InjectedValues.CapturedScope {
+        InjectedValues.CapturedScope(scope: scope)
     }
 
     private nonisolated func readOnlyWriteMessage() -> String {
@@ -563,7 +608,7 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectionScope.current
+    let enclosing = InjectionScope.active
     return try InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
 }
 
@@ -595,64 +640,65 @@ public func withInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectionScope.current
+    let enclosing = InjectionScope.active
     return try await InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
 }
 
 // MARK: - Carrying scopes into later and escaping work
 
-/// Runs an operation in a new scope based on the scope that another object remembers, with some dependencies
-/// overridden on top.
+/// Runs an operation in a new scope based on a captured scope, such as the one another object remembers, with some
+/// dependencies overridden on top.
 ///
 /// A model made in a scope keeps it, but a model it makes later, in a method run from a button tap, a delegate or a
-/// callback, is made outside any scope. Make it from the parent instead, so that it keeps the parent's dependencies:
+/// callback, is made outside any scope. Make it from the parent's scope instead, which any of the parent's
+/// ``Injected`` properties hands out as its projected value, so that the child keeps the parent's dependencies:
 ///
 /// ```swift
 /// final class FeedModel {
 ///     @Injected(\.networkProvider) var networkProvider
 ///
 ///     func openDetail() -> DetailModel {
-///         withInjectedValues(from: self) { _ in } operation: { DetailModel() }
+///         withInjectedValues(from: $networkProvider) { _ in } operation: { DetailModel() }
 ///     }
 /// }
 /// ```
 ///
-/// The new scope is nested in the scope that `parent` remembers: the one that the first of its ``Injected``
-/// properties, or of its superclasses' (in declaration order), that remembers a scope was made in. Reads in the new
-/// scope, and through objects made in it, look in its own overrides, then in the scopes active where this is called
-/// (down to the one they share with the parent's), then in the parent's scope and the scopes around it, as reads
-/// through the parent itself do.
+/// The new scope is nested in the captured one. Reads in it, and through objects made in it, look in its own
+/// overrides, then in the scopes active where this is called (down to the one they share with the captured scope),
+/// then in the captured scope and the scopes around it, as reads through the parent itself do. Where the scopes
+/// active here are in another fresh scope's world than the captured one, they alone count.
 ///
-/// When `parent` remembers no scope, because it was made outside any or has no `@Injected` property, or when it
-/// remembers a scope in another fresh scope's world than the caller's, the new scope is nested in the active scope,
-/// exactly as ``withInjectedValues(fresh:_:operation:)`` nests it. Nothing is registered anywhere: the parent's scope
-/// is found by reflecting on its stored properties, and is kept only by the objects made in the new scope.
+/// When the captured scope is empty, because the property was made outside any scope, the new scope is nested in the
+/// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it. Nothing of the parent is read but
+/// the scope its property stored when it was made, so this is safe with actors, locked classes and any `Sendable`
+/// parent, and nothing is registered anywhere.
 ///
 /// - Parameters:
-///   - parent: The object whose scope to build on, usually `self`.
+///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
+///     ``InjectedValues/capture()``.
 ///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
 ///     where this is called.
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
 public nonisolated func withInjectedValues<R>(
-    from parent: Any,
+    from scope: InjectedValues.CapturedScope,
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let reader = InjectionScope.current
-    let scope = InjectionScope.makeNested(basedOn: rememberedScope(of: parent), in: reader)
-    return try scope.run(madeIn: reader, update, operation)
+    let reader = InjectionScope.active
+    return try InjectionScope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
 }
 
-/// Runs an asynchronous operation in a new scope based on the scope that another object remembers, with some
-/// dependencies overridden on top.
+/// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
+/// remembers, with some dependencies overridden on top.
 ///
 /// This behaves like the synchronous ``withInjectedValues(from:_:operation:)``, and the operation runs on the
 /// caller's actor.
 ///
 /// - Parameters:
-///   - parent: The object whose scope to build on, usually `self`.
+///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
+///     ``InjectedValues/capture()``.
 ///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
 ///     where this is called.
 ///   - isolation: The actor the operation runs on. Leave the default, the caller's.
@@ -660,14 +706,41 @@ public nonisolated func withInjectedValues<R>(
 /// - Returns: The value the operation returns.
 @discardableResult
 public func withInjectedValues<R>(
-    from parent: Any,
+    from scope: InjectedValues.CapturedScope,
     _ update: (inout InjectedValues) throws -> Void,
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let reader = InjectionScope.current
-    let scope = InjectionScope.makeNested(basedOn: rememberedScope(of: parent), in: reader)
-    return try await scope.run(madeIn: reader, update, operation)
+    let reader = InjectionScope.active
+    return try await InjectionScope.makeNested(basedOn: scope.scope, in: reader).run(
+        madeIn: reader,
+        update,
+        operation
+    )
+}
+
+/// Made unavailable: reading another object's properties by reflection ignores its isolation and its locks.
+///
+/// Pass the scope one of the parent's `@Injected` properties remembers instead, `withInjectedValues(from:
+/// $property)`, which reads only what the property stored when it was made.
+///
+/// - Parameters:
+///   - parent: An object.
+///   - update: A closure that overrides dependencies.
+///   - operation: The code to run.
+/// - Returns: The value the operation returns.
+@available(
+    *,
+    unavailable,
+    message: "pass the scope one of the parent's @Injected properties remembers: withInjectedValues(from: $property)"
+)
+@discardableResult
+public nonisolated func withInjectedValues<R>(
+    from parent: AnyObject,
+    _ update: (inout InjectedValues) throws -> Void,
+    operation: () throws -> R
+) rethrows -> R {
+    fatalError("unavailable")
 }
 
 extension InjectedValues {
@@ -685,12 +758,19 @@ extension InjectedValues {
     /// }
     /// ```
     ///
+    /// It captures what an ``Injected`` property made at the same place would remember: in an update closure, the
+    /// scope around the new one, and in the default of a ``InjectionLifetime/cached`` key, nothing, so that no scope
+    /// keeps a capture of itself. A scope that has no overrides of its own, such as a ``CapturedScope/run(_:)`` that
+    /// has written nothing, is skipped for the scope around it, so that a callback that captures again in each run,
+    /// as polling and retries do, always holds the same scope instead of a growing chain.
+    ///
     /// - Returns: The captured scope, which keeps the scope alive for as long as it lives.
     public static nonisolated func capture() -> CapturedScope {
-        CapturedScope(scope: InjectionScope.current)
+        CapturedScope(scope: InjectionStore.scopeForCapture())
     }
 
-    /// A scope captured by ``InjectedValues/capture()``, to run code in it later, on any thread.
+    /// A scope captured by ``InjectedValues/capture()`` or handed out by an ``Injected`` property, to run code in it
+    /// later, on any thread.
     ///
     /// It holds the scope for as long as it lives, and nothing once it is gone. Each ``run(_:)`` opens a new scope
     /// nested in the captured one, so that writes made in the body end with it, and reads look in the body's own
@@ -698,7 +778,7 @@ extension InjectedValues {
     /// the captured scope and the scopes around it. Where the scopes active at the run are in another fresh scope's
     /// world, they alone count. A capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        private nonisolated let scope: InjectionScope?
+        nonisolated let scope: InjectionScope?
 
         nonisolated init(scope: InjectionScope?) {
             self.scope = scope
@@ -710,8 +790,7 @@ extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
-            let reader = InjectionScope.current
-            return try InjectionScope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
+            try withInjectedValues(from: self, { _ in }, operation: body)
         }
 
         /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
@@ -725,8 +804,7 @@ extension InjectedValues {
             isolation: isolated (any Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            let reader = InjectionScope.current
-            return try await InjectionScope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
+            try await withInjectedValues(from: self, { _ in }, isolation: isolation, operation: body)
         }
     }
 }
@@ -742,7 +820,8 @@ extension InjectedValues {
 /// Inside the scope, a read of a key that no scope overrides returns the key's ``TestValueKey/testValue`` when it
 /// declares one, and its `currentValue` otherwise. With `strict` set, reading such a key that has no test value also
 /// calls `strict` once per key in the test, with a message that names the key and says how to fix it; the read still
-/// returns the live default. Fresh scopes opened inside the test keep its test values and its `strict`.
+/// returns the live default. Fresh scopes opened inside the test keep its test values, its `strict`, and the keys it
+/// has reported.
 ///
 /// Opened inside another test's scope, as a test's trait is inside its suite's, it is nested in that scope instead
 /// of starting afresh: the outer overrides stay, this one's go on top, and the outer scope's `strict` applies.
@@ -759,7 +838,7 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectionScope.current
+    let enclosing = InjectionScope.active
     let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
     return try scope.run(madeIn: enclosing, update, operation)
 }
@@ -783,130 +862,133 @@ public func withTestInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectionScope.current
+    let enclosing = InjectionScope.active
     let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
     return try await scope.run(madeIn: enclosing, update, operation)
 }
 
-/// What a scope opened for a test does with keys that nothing overrides.
-struct TestPolicy: Sendable {
+/// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
+/// inside it, so that the test reports each key once.
+final class TestPolicy: @unchecked Sendable {
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `reported` is read and written only while holding `lock`, and
+    // `report` never changes.
+
     /// Called the first time in the test that a key with neither an override nor a test value is read; `nil` when
     /// the test is not strict.
     nonisolated let report: (@Sendable (String) -> Void)?
+    private nonisolated let lock = Lock(withCondition: false)
+    private nonisolated(unsafe) var reported: Set<ObjectIdentifier> = []
 
     nonisolated init(report: (@Sendable (String) -> Void)?) {
         self.report = report
     }
-}
 
-/// The scope that the first `@Injected` property of `value`, or of its superclasses, remembers.
-nonisolated func rememberedScope(of value: Any) -> InjectionScope? {
-    var mirror: Mirror? = Mirror(reflecting: value)
-    while let current = mirror {
-        for child in current.children {
-            if let property = child.value as? any RemembersScope, let scope = property.rememberedScope {
-                return scope
-            }
-        }
-        mirror = current.superclassMirror
+    /// Records that the test read `id` with no test value, and returns whether it is the first time.
+    nonisolated func isFirstReport(of id: ObjectIdentifier) -> Bool {
+        lock.withLock { reported.insert(id).inserted }
     }
-    return nil
-}
-
-/// What `rememberedScope(of:)` finds among an object's stored properties.
-protocol RemembersScope {
-    nonisolated var rememberedScope: InjectionScope? { get }
-}
-
-extension Injected: RemembersScope {
-    nonisolated var rememberedScope: InjectionScope? { scope }
 }
 
 // MARK: - Storage
 //
-// The machinery in one page (the guarantees article says the same at more length):
+// The machinery in one page (the guarantees article says the same at more length, as a table):
 //
-// - Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the global store
-//   or a fresh scope) keeps its cache of `.cached` values behind the same lock. Scopes are independent: entering,
-//   writing to, reading from and leaving one takes only its own lock, and the locks of the scopes it reads through,
-//   one at a time.
-// - The global store is read on every thread, so each thread keeps a view of it: the entries it has looked up,
-//   behind a lock of its own, which readers take alone. An entry is added only by its own thread, while it holds the
-//   global store's lock; a global write or reset removes the entries it makes wrong, from every thread's view, while
-//   it holds the global store's lock. So a view never disagrees with the global store for longer than a write that is
-//   still in progress, and this is the one cost that grows with the number of threads: a global write or reset
-//   takes each thread's view lock in turn.
-// - A `.cached` value is built outside every lock, by the first thread to find it missing, which records a
+// - Context. An operation's context is carried by the task-local `InjectionScope.binding`, which holds the `Run` of
+//   the innermost active scope, and by one per-thread record, `ThreadState`, whose `Context` a synchronous entry
+//   point sets for its own length and restores: the scope a property lends to the reads its key path makes (and, for
+//   its setter, the write), the scope new properties remember in an update closure or a `.cached` default, and
+//   whether reads are the read half of a write through a key path. An operation nested in another (a default, a
+//   `.cached` build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
+//   `InjectionStore.resolve(_:on:)` alone turns the two into the scopes a read, a write, a new property or a capture
+//   uses.
+// - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the global
+//   store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only what its
+//   update closure set, made where properties remember the scope around it, and a root's cache, made where they
+//   remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the `Run`,
+//   which the binding holds and the scope holds only until the operation returns; so what a scope keeps never keeps
+//   it alive, whatever route a value took.
+// - Views. Each thread reads the global store through a view of its own, behind a lock of its own that its reads take
+//   alone. An entry is added only by its own thread, holding the global store's lock; a global write or reset removes
+//   the entries it makes wrong from every view, holding the same lock.
+// - Builds. A `.cached` value is built outside every lock by the first thread to find it missing, which records a
 //   `BuildTicket` in the root's cache; others wait on the root's condition. Who waits for whom is recorded under
 //   `InjectionStore.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
-// - Locks are taken in one order: a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks
-//   at once. No user code (a default, a closure, a `deinit`) runs while any of them is held: defaults are evaluated
-//   after unlocking, and every value a lock's holder removes is handed back and released after it unlocks.
-// - An `@Injected` property made in a scope holds the scope, taken from the task-local binding without a lock. When
-//   the operation returns, the scope goes back to what its update closure set, values made in the scope around it;
-//   a root's cache holds values whose properties remember no scope. So what a scope keeps never keeps it alive.
-// - An `InjectionKey`'s `currentValue` is a variable of the user's. Global writes assign it, and resets assign it
-//   back, while holding `InjectionStore.assignments`, which comes before every other lock and which its holder may
-//   take again; the read half of a global write through a key path is made under it too. Other reads of the
-//   variable take no lock, as with any `nonisolated(unsafe)` global.
+// - Article-style variables. The store reads an `InjectionKey`'s `currentValue` holding the reading thread's own
+//   variable lock, and assigns it holding every registered thread's, so reads and writes made through the store never
+//   race. A variable's first read, which may run its initializer, holds no lock: `InjectionStore.variables` makes
+//   writes to that key wait until it has returned.
+// - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
+//   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks at once.
+//   No user code runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue` under the
+//   variable locks, and a computed `currentValue` getter under its reader's: defaults and initializers are evaluated
+//   after unlocking, and every value a lock's holder removes is released after it unlocks.
 
 /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
 ///
 /// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
 /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
-/// scopes below it.
+/// scopes below it. An `@Injected` property made in a scope holds the scope for the property's whole life.
 final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `configuration`, `overrides`, `cache`, `threads` and `reported`
-    // are read and written only while holding `lock`, and the other stored properties never change.
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and written
+    // only while holding `lock`, and the other stored properties never change.
 
-    /// The innermost active scope of the current task, or `nil` when only the global store is active.
-    static nonisolated var current: InjectionScope? { binding.get().scope }
-
-    /// The task-local binding behind `current`.
+    /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is active.
     ///
     /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
     /// with no scope, every read on every thread would then write to the global store's reference count. It is a
     /// struct rather than an optional because copying a task-local optional out looks up the optional's type metadata,
     /// on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module whose default
     /// isolation is the main actor would isolate to it.
-    static nonisolated let binding = TaskLocal(wrappedValue: Binding(scope: nil))
+    static nonisolated let binding = TaskLocal(wrappedValue: Binding(run: nil))
 
     /// What `binding` holds.
     struct Binding: Sendable {
-        nonisolated let scope: InjectionScope?
+        nonisolated let run: Run?
 
-        nonisolated init(scope: InjectionScope?) {
-            self.scope = scope
+        nonisolated init(run: Run?) {
+            self.run = run
         }
     }
 
-    /// The innermost active scope, or the global store.
-    static nonisolated var active: InjectionScope { current ?? InjectionStore.global }
+    /// The innermost active scope of the current task, or `nil` when only the global store is active.
+    static nonisolated var active: InjectionScope? { binding.get().run?.scope }
 
-    /// The scope that an `@Injected` property made now remembers: the active one, unless `propertyOrigin` says
-    /// otherwise.
-    static nonisolated var forNewProperty: InjectionScope? {
-        guard let origin = propertyOrigin.current else { return current }
-        return origin === InjectionStore.global ? nil : origin
+    /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
+    /// binding holds.
+    ///
+    /// Writes made in the run go to `overrides`, which hold the update closure's values too. The scope holds its run
+    /// only while the operation runs, so values written during the operation, or later by a task it started, which
+    /// may remember the scope, are kept by the run alone, and released with the last task that binds it.
+    final class Run: @unchecked Sendable {
+        // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
+        // `scope.lock`, and `scope` never changes.
+        nonisolated let scope: InjectionScope
+        nonisolated(unsafe) var overrides = Overrides()
+
+        nonisolated init(scope: InjectionScope, overrides: Overrides = Overrides()) {
+            self.scope = scope
+            self.overrides = overrides
+        }
     }
 
     nonisolated let parent: InjectionScope?
     nonisolated let lock: Lock
-    /// What the update closure set, which the scope goes back to when its operation returns.
-    private nonisolated(unsafe) var configuration = Overrides()
-    /// Overridden values, each a `Box` of its key's value type.
-    nonisolated(unsafe) var overrides = Overrides()
+    /// What the update closure set, which objects made in the scope see once the operation has returned, and what
+    /// writes through their properties from outside any scope change from then on.
+    nonisolated(unsafe) var settled = Overrides()
+    /// The run of the scope's operation, while it runs.
+    nonisolated(unsafe) var live: Run?
     /// The `.cached` values of a root, built or being built.
     nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
     /// For the global store, the threads that have a view of it, which its writes and resets update.
     nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
 
-    /// For a scope based on another object's or a captured scope, the scopes active where it was opened, whose
-    /// overrides come before `parent`'s.
+    /// For a scope based on a captured scope, the scopes active where it was opened, whose overrides come before
+    /// `parent`'s.
     nonisolated let overlay: Overlay?
 
-    /// The scopes whose overrides a scope based on another object's or a captured scope reads first: from `reader`
-    /// outwards, short of `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
+    /// The scopes whose overrides a scope based on a captured scope reads first: from `reader` outwards, short of
+    /// `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
     struct Overlay: Sendable {
         nonisolated let reader: InjectionScope
         nonisolated let shared: InjectionScope
@@ -918,8 +1000,6 @@ final class InjectionScope: @unchecked Sendable {
     }
     /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
     nonisolated let testPolicy: TestPolicy?
-    /// For a strict test's root, the keys it has reported.
-    nonisolated(unsafe) var reported: Set<ObjectIdentifier> = []
 
     private nonisolated init(parent: InjectionScope?, overlay: Overlay? = nil, testPolicy: TestPolicy? = nil) {
         self.parent = parent
@@ -947,20 +1027,10 @@ final class InjectionScope: @unchecked Sendable {
         return InjectionScope(parent: nil, testPolicy: policy)
     }
 
-    /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
+    /// A scope nested in `base`, a captured scope, opened where `reader` is the innermost active scope.
     ///
-    /// Parents never change, so the walk needs no lock.
-    nonisolated var root: InjectionScope {
-        var scope = self
-        while let parent = scope.parent { scope = parent }
-        return scope
-    }
-
-    /// A scope nested in `base`, a scope that an object remembers or that was captured.
-    ///
-    /// It is opened where `reader` is the innermost active scope: reads in it see the reader's overrides first, as reads
-    /// through an object made in `base` would. With no `base`, or a `base` in another fresh scope's world than the
-    /// reader's, it is nested in the reader.
+    /// Reads in it see the reader's overrides first, as reads through an object made in `base` would. With no `base`,
+    /// or a `base` in another fresh scope's world than the reader's, it is nested in the reader.
     static nonisolated func makeNested(basedOn base: InjectionScope?, in reader: InjectionScope?) -> InjectionScope {
         guard let base else { return makeNested(fresh: false, in: reader) }
         guard let reader else { return InjectionScope(parent: base) }
@@ -971,72 +1041,107 @@ final class InjectionScope: @unchecked Sendable {
         return InjectionScope(parent: base, overlay: Overlay(reader: reader, shared: shared))
     }
 
-    /// Runs the update closure of `withInjectedValues`, in which properties remember `enclosing` rather than this
-    /// scope, then records what it set as the scope's configuration.
-    nonisolated func configure(madeIn enclosing: InjectionScope?, _ update: () throws -> Void) rethrows {
-        try propertyOrigin.setting(enclosing ?? InjectionStore.global, update)
-        lock.withLock { configuration = overrides }
+    /// A scope that reads as a property remembering `remembered` reads inside `reader`, for a property made there.
+    ///
+    /// Usually one of the two; a new scope only when the two each contribute overrides.
+    static nonisolated func combining(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope {
+        guard let shared = InjectionStore.innermostShared(reader, remembered), shared !== remembered else {
+            return reader
+        }
+        if shared === reader { return remembered }
+        return InjectionScope(parent: remembered, overlay: Overlay(reader: reader, shared: shared))
     }
 
-    /// Runs the update closure and then the operation of a new scope, with the scope bound, and ends it.
+    /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
+    ///
+    /// Parents never change, so the walk needs no lock.
+    nonisolated var root: InjectionScope {
+        var scope = self
+        while let parent = scope.parent { scope = parent }
+        return scope
+    }
+
+    /// Runs the update closure and then the operation of a new scope, with its run bound, and ends it.
+    ///
+    /// Properties made in the update closure remember `enclosing`, the scope around this one, so that what the update
+    /// closure sets, which the scope keeps, never remembers the scope.
     nonisolated func run<R>(
         madeIn enclosing: InjectionScope?,
         _ update: (inout InjectedValues) throws -> Void,
         _ operation: () throws -> R
     ) rethrows -> R {
+        let run = Run(scope: self)
         defer { end() }
-        return try InjectionScope.binding.withValue(.init(scope: self)) {
-            try configure(madeIn: enclosing) {
+        return try InjectionScope.binding.withValue(.init(run: run)) {
+            let thread = ThreadState.current
+            try thread.with(.update(madeIn: enclosing)) {
                 var values = InjectedValues()
                 try update(&values)
             }
-            // Inside a `.cached` default or another scope's update closure, properties made by the operation remember
-            // this scope, not the one that code chose.
-            return try propertyOrigin.setting(nil, operation)
+            begin(run)
+            return try thread.with(Context(), operation)
         }
     }
 
-    /// Runs the update closure and then the asynchronous operation of a new scope, with the scope bound, and ends it.
+    /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
     func run<R>(
         madeIn enclosing: InjectionScope?,
         _ update: (inout InjectedValues) throws -> Void,
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> R
     ) async rethrows -> R {
+        let run = Run(scope: self)
         defer { end() }
-        return try await InjectionScope.binding.withValue(.init(scope: self)) {
-            try configure(madeIn: enclosing) {
+        return try await InjectionScope.binding.withValue(.init(run: run)) {
+            try ThreadState.current.with(.update(madeIn: enclosing)) {
                 var values = InjectedValues()
                 try update(&values)
             }
-            // Synchronous code sets `propertyOrigin` only for its own length, so an asynchronous operation starts with
-            // none set.
+            begin(run)
+            // Synchronous entry points set a thread's context only for their own length, so an asynchronous operation
+            // runs in none: its suspension points cannot fall inside one.
             return try await operation()
         }
     }
 
-    /// Ends the scope's operation: the writes made during it end with it, and the scope goes back to what its update
-    /// closure set, which is what objects made in it see from then on.
-    ///
-    /// A value written during the operation may have been made in it, with properties that remember this scope; were
-    /// the scope to keep it, the two would keep each other alive. Values set by the update closure were made in the
-    /// scope around this one, and the cache's values in no scope, so what the scope keeps never remembers it.
-    nonisolated func end() {
-        let dropped: Overrides = lock.withLock {
-            defer { overrides = configuration }
-            return overrides
+    /// Starts the operation: what the update closure set is what the scope keeps.
+    private nonisolated func begin(_ run: Run) {
+        lock.withLock {
+            settled = run.overrides
+            live = run
         }
-        // Released here, outside the lock, because a value's deinit is user code.
-        withExtendedLifetime(dropped) {}
     }
 
-    /// The box of a key's override, if the scope overrides it.
+    /// Ends the operation: from now on, objects made in the scope see what its update closure set.
+    ///
+    /// The run's writes stay with the run, which the tasks still bound to it keep, and which is released with the
+    /// last of them.
+    private nonisolated func end() {
+        let ended: Run? = lock.withLock {
+            defer { live = nil }
+            return live
+        }
+        // Released here, outside the lock, because a value's deinit is user code.
+        withExtendedLifetime(ended) {}
+    }
+
+    /// The box of a key's override in this scope: in `run`, or else in the scope's live run or what it settled.
     ///
     /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
     /// would cost every read a lookup of that optional's type metadata.
     @inline(__always)
-    nonisolated func overrideBox(for id: ObjectIdentifier) -> AnyObject? {
-        overrides[id]
+    nonisolated func overrideBox(for id: ObjectIdentifier, in run: Run?) -> AnyObject? {
+        if let run = run ?? live { return run.overrides[id] }
+        return settled[id]
+    }
+
+    /// Whether the scope adds nothing to a lookup through it, right now: no overrides, no overlay, not a root.
+    nonisolated func addsNothing(in run: Run?) -> Bool {
+        guard parent != nil, overlay == nil else { return false }
+        return lock.withLock {
+            if let run = run ?? live { return run.overrides.isEmpty }
+            return settled.isEmpty
+        }
     }
 
     /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
@@ -1065,15 +1170,21 @@ final class InjectionScope: @unchecked Sendable {
         threads.values.flatMap { $0.removeViewEntries() }
     }
 
-    /// Removes every override and cached value, and returns them, to be released once the lock is given up.
+    /// Removes the overrides of `run`, or else of the scope, and a root's cached values, and returns them, to be
+    /// released once the lock is given up.
     ///
-    /// Called holding `lock`.
-    /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
-    /// store it, so the next read after a reset builds again.
-    nonisolated func takeAll() -> [AnyObject] {
-        var taken = overrides.boxes
+    /// Called holding `lock`. Builds in progress are dropped too: their builders still return what they build to their
+    /// callers, but do not store it, so the next read after a reset builds again.
+    nonisolated func takeAll(in run: Run?) -> [AnyObject] {
+        var taken: [AnyObject]
+        if let run = run ?? live {
+            taken = run.overrides.boxes
+            run.overrides = Overrides()
+        } else {
+            taken = settled.boxes
+            settled = Overrides()
+        }
         for case .ready(let box) in cache.values { taken.append(box) }
-        overrides = Overrides()
         cache = [:]
         return taken
     }
@@ -1160,43 +1271,149 @@ enum InjectionStore {
     /// last, after a root's lock.
     static nonisolated let waits = Lock(withCondition: false)
 
-    static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
-        if let reader = InjectionScope.current {
-            // Compared as a pointer first, so that the common case, no scope lent or the reader's own, retains nothing.
-            if let lent = lentScope.pointer, lent != Unmanaged.passUnretained(reader).toOpaque() {
-                return value(for: key, readIn: reader, remembered: ScopeSlot.scope(at: lent))
-            }
-            return value(for: key, from: reader)
-        }
-        if let remembered = lentScope.current {
-            return value(for: key, from: remembered)
-        }
-        return globalValue(for: key, on: ThreadState.current)
+    /// The article-style variables' first reads and writers.
+    static nonisolated let variables = Variables()
+
+    /// What an operation on the current thread is for, which decides the scopes it uses.
+    enum Purpose {
+        case read, write, newProperty
     }
 
-    /// Reads a key from a scope: its override, or else the override of the scope around it, and so on, up to the root.
+    /// Where an operation looks or writes.
+    enum Resolution {
+        /// The global store.
+        case global
+        /// A run's overrides, then its scope's parent, and so on.
+        case run(InjectionScope.Run)
+        /// A scope's overrides (its live run's, or what it settled), then its parent, and so on.
+        case scope(InjectionScope)
+        /// A run's scopes down to the one they share with `remembered`, then `remembered`'s lookup.
+        case lent(reader: InjectionScope.Run, remembered: InjectionScope)
+    }
+
+    /// The one place that decides which scopes an operation on this thread uses, from the task-local binding and the
+    /// thread's context.
     ///
-    /// It looks up the thread's state only once it reaches the root, so that an override costs no more than its lookup,
-    /// and it moves outwards by calling itself, so that no scope is retained on the way.
+    /// - A read looks in the active run's scopes; a property being read lends its scope, which comes after the run's
+    ///   own scopes, or alone outside any scope.
+    /// - A write goes to the active run; outside any scope, a property's setter writes to its own scope, and anything
+    ///   else to the global store.
+    /// - A new property, or a capture, remembers what the context fixes (in an update closure, the scope around; in a
+    ///   `.cached` default, none), and otherwise where a read would look.
+    @inline(__always)
+    static nonisolated func resolve(_ purpose: Purpose, on thread: ThreadState) -> Resolution {
+        let context = thread.context
+        // Pattern matching rather than `==`, whose synthesized conformance a module isolated to the main actor by
+        // default would isolate.
+        let isWrite: Bool
+        switch purpose {
+        case .read: isWrite = false
+        case .write: isWrite = true
+        case .newProperty:
+            isWrite = false
+            if context.fixesOrigin {
+                guard let origin = context.origin else { return .global }
+                return .scope(origin)
+            }
+        }
+        if let run = InjectionScope.binding.get().run {
+            guard !isWrite, let lent = context.lent, lent !== run.scope else { return .run(run) }
+            return .lent(reader: run, remembered: lent)
+        }
+        if let lent = context.lent, !isWrite || context.lendsWrites { return .scope(lent) }
+        return .global
+    }
+
+    /// The scope that an `@Injected` property made now remembers.
+    static nonisolated func scopeForNewProperty() -> InjectionScope? {
+        switch resolve(.newProperty, on: ThreadState.current) {
+        case .global: nil
+        case .run(let run): run.scope
+        case .scope(let scope): scope
+        case .lent(let reader, let remembered): InjectionScope.combining(reader.scope, remembered)
+        }
+    }
+
+    /// The scope that `InjectedValues.capture()` captures now: what a new property would remember, less the scopes
+    /// that add nothing to it, so that capturing again in each run of a capture never makes a chain.
+    static nonisolated func scopeForCapture() -> InjectionScope? {
+        var run: InjectionScope.Run?
+        var scope: InjectionScope?
+        switch resolve(.newProperty, on: ThreadState.current) {
+        case .global: return nil
+        case .run(let active):
+            run = active
+            scope = active.scope
+        case .scope(let remembered): scope = remembered
+        case .lent(let reader, let remembered): scope = InjectionScope.combining(reader.scope, remembered)
+        }
+        while let current = scope, current.addsNothing(in: current === run?.scope ? run : nil) {
+            scope = current.parent
+        }
+        return scope === global ? nil : scope
+    }
+
+    /// Reads a key: from the scopes `resolve(_:on:)` gives, and else its default.
+    ///
+    /// `variable` says the key is an `InjectionKey`, whose `currentValue` the store reads holding the thread's
+    /// variable lock.
+    static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
+        let thread = ThreadState.current
+        switch resolve(.read, on: thread) {
+        case .global:
+            return globalValue(for: key, variable: variable, on: thread)
+        case .run(let run):
+            return value(for: key, variable: variable, from: run.scope, in: run, on: thread)
+        case .scope(let scope):
+            return value(for: key, variable: variable, from: scope, in: nil, on: thread)
+        case .lent(let reader, let remembered):
+            return value(for: key, variable: variable, readIn: reader, remembered: remembered, on: thread)
+        }
+    }
+
+    /// Reads a key from a scope, `run`'s overrides standing for the scope's own, and then from the scopes around it,
+    /// up to the root.
+    ///
+    /// It walks outwards in a loop, so that no depth of nesting costs stack, and retains no scope on the way.
     private static nonisolated func value<K: ReadOnlyInjectionKey>(
         for key: K.Type,
-        from scope: InjectionScope
+        variable: Bool,
+        from first: InjectionScope,
+        in run: InjectionScope.Run?,
+        on thread: ThreadState
     ) -> K.Value {
-        if scope === global {
-            return globalValue(for: key, on: ThreadState.current)
-        }
-        scope.lock.lock()
-        if let box = scope.overrideBox(for: ObjectIdentifier(key)) {
-            let value = unbox(box, as: K.Value.self)
+        let id = ObjectIdentifier(key)
+        var scope = first
+        var run = run
+        while true {
+            if scope === global { return globalValue(for: key, variable: variable, on: thread) }
+            scope.lock.lock()
+            if let box = scope.overrideBox(for: id, in: run) {
+                let value = unbox(box, as: K.Value.self)
+                scope.lock.unlock()
+                return value
+            }
             scope.lock.unlock()
-            return value
+            run = nil
+            if let overlay = scope.overlay {
+                // A scope based on a captured one reads the scopes active where it was opened first.
+                var next: InjectionScope? = overlay.reader
+                while let level = next, level !== overlay.shared {
+                    level.lock.lock()
+                    if let box = level.overrideBox(for: id, in: nil) {
+                        let value = unbox(box, as: K.Value.self)
+                        level.lock.unlock()
+                        return value
+                    }
+                    level.lock.unlock()
+                    next = level.parent
+                }
+            }
+            guard let parent = scope.parent else {
+                return rootValue(for: key, variable: variable, in: scope, on: thread)
+            }
+            scope = parent
         }
-        scope.lock.unlock()
-        if let overlay = scope.overlay, let parent = scope.parent {
-            return value(for: key, readIn: overlay.reader, downTo: overlay.shared, remembered: parent)
-        }
-        guard let parent = scope.parent else { return rootValue(for: key, in: scope, on: ThreadState.current) }
-        return value(for: key, from: parent)
     }
 
     /// Reads a key for an `@Injected` property that remembers a scope and is read inside another one.
@@ -1208,33 +1425,29 @@ enum InjectionStore {
     @inline(never)
     private static nonisolated func value<K: ReadOnlyInjectionKey>(
         for key: K.Type,
-        readIn reader: InjectionScope,
-        remembered: InjectionScope
+        variable: Bool,
+        readIn reader: InjectionScope.Run,
+        remembered: InjectionScope,
+        on thread: ThreadState
     ) -> K.Value {
-        guard let shared = innermostShared(reader, remembered) else { return value(for: key, from: reader) }
-        return value(for: key, readIn: reader, downTo: shared, remembered: remembered)
-    }
-
-    /// Reads a key from `reader` and the scopes around it, short of `shared`, and then from `remembered`.
-    private static nonisolated func value<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        readIn reader: InjectionScope,
-        downTo shared: InjectionScope,
-        remembered: InjectionScope
-    ) -> K.Value {
+        guard let shared = innermostShared(reader.scope, remembered), shared !== remembered else {
+            return value(for: key, variable: variable, from: reader.scope, in: reader, on: thread)
+        }
         let id = ObjectIdentifier(key)
-        var next: InjectionScope? = reader
+        var next: InjectionScope? = reader.scope
+        var run: InjectionScope.Run? = reader
         while let scope = next, scope !== shared {
             scope.lock.lock()
-            if let box = scope.overrideBox(for: id) {
+            if let box = scope.overrideBox(for: id, in: run) {
                 let value = unbox(box, as: K.Value.self)
                 scope.lock.unlock()
                 return value
             }
             scope.lock.unlock()
+            run = nil
             next = scope.parent
         }
-        return value(for: key, from: remembered)
+        return value(for: key, variable: variable, from: remembered, in: nil, on: thread)
     }
 
     /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
@@ -1256,21 +1469,24 @@ enum InjectionStore {
     /// Reads a key from the global store, through the thread's view of it.
     private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
+        variable: Bool,
         on thread: ThreadState
     ) -> K.Value {
         switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
         case .value(let box)?: unbox(box, as: K.Value.self)
-        case .evaluate?: thread.evaluate(key)
-        case nil: rootValue(for: key, in: global, on: thread)
+        case .evaluate?: thread.evaluate(key, variable: variable)
+        case nil: rootValue(for: key, variable: variable, in: global, on: thread)
         }
     }
 
     /// Reads a key from a root: its override, or else its default per its lifetime.
     ///
     /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
-    /// records what it found in the thread's view.
+    /// records what it found in the thread's view. The read half of a write through a key path caches nothing: it
+    /// returns a value some thread built, or else evaluates the default for itself.
     private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
+        variable: Bool,
         in root: InjectionScope,
         on thread: ThreadState
     ) -> K.Value {
@@ -1278,7 +1494,7 @@ enum InjectionStore {
         let isGlobal = root === global
         root.lock.lock()
         while true {
-            if let box = root.overrideBox(for: id) {
+            if let box = root.overrideBox(for: id, in: nil) {
                 let value = unbox(box, as: K.Value.self)
                 if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
                 root.lock.unlock()
@@ -1287,7 +1503,7 @@ enum InjectionStore {
             if K.lifetime == .uncached {
                 if isGlobal { thread.addViewEntry(.evaluate, for: id) }
                 root.lock.unlock()
-                return defaultValue(for: key, in: root, on: thread)
+                return defaultValue(for: key, variable: variable, in: root, on: thread)
             }
             switch root.cache[id] {
             case .ready(let box)?:
@@ -1306,11 +1522,16 @@ enum InjectionStore {
                 waits.unlock()
                 root.lock.wait()
                 waits.withLock { thread.endWaiting() }
+            case nil where thread.context.readHalfOfWrite:
+                let context = root.live
+                root.lock.unlock()
+                return build(key, variable: variable, in: root, context: context, on: thread)
             case nil:
                 let ticket = BuildTicket(key: key, builder: thread)
                 root.cache[id] = .building(ticket)
+                let context = root.live
                 root.lock.unlock()
-                let value = build(key, in: root, on: thread)
+                let value = build(key, variable: variable, in: root, context: context, on: thread)
                 root.lock.lock()
                 waits.withLock { ticket.finished = true }
                 root.lock.broadcast()
@@ -1328,64 +1549,94 @@ enum InjectionStore {
 
     /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
     /// nested scope is not baked into an instance every scope shares.
+    ///
+    /// The default runs in a context of its own: the root's run (`live`, or the root's settled overrides once its
+    /// operation has returned) is bound, no property lends a scope, and properties it makes, like captures, remember no
+    /// scope, because the value is shared by every scope of the root, and a value in a root's cache that remembered
+    /// the root would keep it alive.
     private static nonisolated func build<K: ReadOnlyInjectionKey>(
         _ key: K.Type,
+        variable: Bool,
         in root: InjectionScope,
+        context live: InjectionScope.Run?,
         on thread: ThreadState
     ) -> K.Value {
-        let context = root === global ? nil : root
-        // Properties made by the default remember no scope: the value is shared by every scope of the root, and a
-        // value in a root's cache that remembered the root would keep it alive.
-        return propertyOrigin.setting(global) {
-            lentScope.setting(nil) {
-                if InjectionScope.current === context { return defaultValue(for: key, in: root, on: thread) }
-                return InjectionScope.binding.withValue(.init(scope: context)) {
-                    defaultValue(for: key, in: root, on: thread)
+        thread.with(.build) {
+            guard root !== global else {
+                if InjectionScope.binding.get().run == nil {
+                    return defaultValue(for: key, variable: variable, in: root, on: thread)
                 }
+                return InjectionScope.binding.withValue(.init(run: nil)) {
+                    defaultValue(for: key, variable: variable, in: root, on: thread)
+                }
+            }
+            let run = live ?? InjectionScope.Run(scope: root, overrides: root.lock.withLock { root.settled })
+            if InjectionScope.binding.get().run === run {
+                return defaultValue(for: key, variable: variable, in: root, on: thread)
+            }
+            return InjectionScope.binding.withValue(.init(run: run)) {
+                defaultValue(for: key, variable: variable, in: root, on: thread)
             }
         }
     }
 
     /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
     ///
-    /// A strict test's root reports, once per key, a key that has none.
+    /// A strict test reports, once per key, a key that has none, unless the read is the read half of a write.
     private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
+        variable: Bool,
         in root: InjectionScope,
         on thread: ThreadState
     ) -> K.Value {
-        guard let policy = root.testPolicy else { return thread.evaluate(key) }
+        guard let policy = root.testPolicy else { return thread.evaluate(key, variable: variable) }
         if let testKey = key as? any TestValueKey.Type {
             // The opened key is `K` itself, so its test value is a `K.Value`.
             return thread.evaluateTestValue(of: testKey) as! K.Value
         }
-        if let report = policy.report, !thread.isWritingThroughKeyPath {
-            let isFirst = root.lock.withLock { root.reported.insert(ObjectIdentifier(key)).inserted }
-            if isFirst { report(missingTestValueMessage(for: key)) }
+        if let report = policy.report, !thread.context.readHalfOfWrite,
+            policy.isFirstReport(of: ObjectIdentifier(key))
+        {
+            report(missingTestValueMessage(for: key))
         }
-        return thread.evaluate(key)
+        return thread.evaluate(key, variable: variable)
     }
 
-    /// Overrides a key in the active scope; in the global store, a settable key's `currentValue` is assigned instead.
+    /// Overrides a key where `resolve(_:on:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue` is
+    /// assigned instead.
     static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
         let id = ObjectIdentifier(key)
-        let scope = InjectionScope.active
-        if scope === global, let settable = key as? any InjectionKey.Type {
-            return assign(value, to: settable)
-        }
         let box = Box(value)
-        let replaced: [AnyObject] = scope.lock.withLock {
-            let previous = scope.overrides.updateValue(box, forKey: id)
-            var replaced = scope === global ? scope.forgetInViews(id, overridden: true) : []
-            if let previous { replaced.append(previous) }
-            return replaced
+        let replaced: [AnyObject]
+        switch resolve(.write, on: ThreadState.current) {
+        case .global:
+            if let settable = key as? any InjectionKey.Type {
+                return assign(value, to: settable)
+            }
+            replaced = global.lock.withLock {
+                var replaced = global.forgetInViews(id, overridden: true)
+                if let previous = global.settled.updateValue(box, forKey: id) { replaced.append(previous) }
+                return replaced
+            }
+        case .run(let run):
+            replaced = run.scope.lock.withLock { run.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
+        case .scope(let scope):
+            replaced = scope.lock.withLock {
+                let previous =
+                    if let live = scope.live {
+                        live.overrides.updateValue(box, forKey: id)
+                    } else {
+                        scope.settled.updateValue(box, forKey: id)
+                    }
+                return previous.map { [$0] } ?? []
+            }
+        case .lent(let reader, _):
+            // `resolve(.write, on:)` never lends a scope when a run is active.
+            replaced = reader.scope.lock.withLock { reader.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
         }
         // Released here, outside the lock, because a value's deinit is user code.
         withExtendedLifetime(replaced) {}
     }
-
-    /// The record of what global writes assigned to settable keys' `currentValue`, to undo them on reset.
-    static nonisolated let assignments = Assignments()
 
     /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
     /// own variable stay one value, as in the article.
@@ -1395,18 +1646,9 @@ enum InjectionStore {
     private static nonisolated func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
         let value = value as! K.Value
         let id = ObjectIdentifier(key)
-        let replaced: K.Value = assignments.holding {
-            // This read is the variable's first access if nothing read it before, which runs its initializer: it is
-            // evaluated as a default is, so that an initializer that reads its own key stops with a cycle.
-            let replaced = ThreadState.current.evaluate(key)
-            if assignments.originals[id] == nil {
-                // What the variable held before the store first wrote it, for `reset()` to assign back.
-                assignments.originals[id] = {
-                    let current = K.currentValue
-                    K.currentValue = replaced
-                    return current
-                }
-            }
+        let replaced: K.Value = variables.writing(key, on: ThreadState.current) {
+            let replaced = K.currentValue
+            variables.recordOriginal(of: key, replaced)
             K.currentValue = value
             return replaced
         }
@@ -1419,17 +1661,30 @@ enum InjectionStore {
         withExtendedLifetime(replaced) {}
     }
 
+    /// Drops every override (and a root's cache) where writes go.
     static nonisolated func reset() {
-        let scope = InjectionScope.active
-        // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
-        let restored = scope === global ? assignments.restoreAll() : []
-        withExtendedLifetime(restored) {}
-        let dropped: [AnyObject] = scope.lock.withLock {
-            var dropped = scope.takeAll()
-            if scope === global { dropped += scope.forgetAllInViews() }
-            // Threads waiting for a build that the reset dropped build it again.
-            if scope.parent == nil { scope.lock.broadcast() }
-            return dropped
+        let dropped: [AnyObject]
+        switch resolve(.write, on: ThreadState.current) {
+        case .global:
+            // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
+            let restored = variables.restoreAll(on: ThreadState.current)
+            withExtendedLifetime(restored) {}
+            dropped = global.lock.withLock {
+                let dropped = global.takeAll(in: nil) + global.forgetAllInViews()
+                // Threads waiting for a build that the reset dropped build it again.
+                global.lock.broadcast()
+                return dropped
+            }
+        case .run(let run), .lent(let run, _):
+            dropped = run.scope.lock.withLock {
+                defer { if run.scope.parent == nil { run.scope.lock.broadcast() } }
+                return run.scope.takeAll(in: run)
+            }
+        case .scope(let scope):
+            dropped = scope.lock.withLock {
+                defer { if scope.parent == nil { scope.lock.broadcast() } }
+                return scope.takeAll(in: nil)
+            }
         }
         // Released here, outside the lock, because a value's deinit is user code.
         withExtendedLifetime(dropped) {}
@@ -1447,20 +1702,62 @@ enum ViewEntry {
     case evaluate
 }
 
-/// What the library keeps for each thread that uses it: its view of the global store, the keys whose defaults it is
-/// evaluating, and the build it waits for.
+/// The context of the library operation in progress on a thread, beyond the task-local binding.
+///
+/// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from a
+/// context of its own (see `ThreadState.evaluating(_:_:)` and the static members), so that nothing set for one
+/// operation reaches another.
+struct Context {
+    // `unowned(unsafe)`: whoever sets a context holds its scopes strongly for the whole time it is set, and restores
+    // the previous context before letting go of them. A plain reference would make every read through a property
+    // write to the reference count of a scope that other threads read through too.
+
+    /// The scope that the `@Injected` property being read or written remembers, lent to the reads its key path makes.
+    nonisolated(unsafe) unowned(unsafe) var lent: InjectionScope?
+    /// Whether a write made with no active scope goes to `lent`: set for a property's own setter.
+    nonisolated(unsafe) var lendsWrites = false
+    /// Whether new properties and captures remember `origin` rather than where reads look.
+    nonisolated(unsafe) var fixesOrigin = false
+    /// What new properties remember where `fixesOrigin` is set: the scope around an update closure's, or none.
+    nonisolated(unsafe) unowned(unsafe) var origin: InjectionScope?
+    /// Whether reads are the read half of a write through a key path: they cache nothing and report nothing.
+    nonisolated(unsafe) var readHalfOfWrite = false
+
+    nonisolated init() {}
+
+    /// The context of an update closure: properties made in it remember `enclosing`.
+    static nonisolated func update(madeIn enclosing: InjectionScope?) -> Context {
+        var context = Context()
+        context.fixesOrigin = true
+        context.origin = enclosing
+        return context
+    }
+
+    /// The context of a `.cached` default: properties made in it remember no scope.
+    static nonisolated var build: Context {
+        var context = Context()
+        context.fixesOrigin = true
+        return context
+    }
+}
+
+/// What the library keeps for each thread that uses it: the one record of the thread's side of an operation's context,
+/// its view of the global store, its variable lock, the keys whose defaults it is evaluating, and the build it waits
+/// for.
 ///
 /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
 /// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
 /// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
 final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, while holding `lock`, and the wait record, while holding
-    // `InjectionStore.waits`; `own` is read and written only by the thread that owns this state, whose thread-specific
-    // data it is.
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, holding `lock`, the wait
+    // record, holding `InjectionStore.waits`, and `variableLock` itself; `own` is read and written only by the thread
+    // that owns this state, whose thread-specific data it is.
     // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
     // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
 
     private nonisolated let lock = Lock(withCondition: false)
+    /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
+    nonisolated let variableLock = Lock(withCondition: false)
     /// What this thread knows of the global store, written while holding both the global store's lock and `lock`, so
     /// that readers need only `lock`.
     @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
@@ -1487,23 +1784,28 @@ final class ThreadState: @unchecked Sendable {
 
     /// What only the thread that owns this state reads and writes.
     private struct Own {
+        /// The context of the operation in progress.
+        nonisolated(unsafe) var context = Context()
         /// The keys whose defaults this thread is evaluating, outermost first.
         nonisolated(unsafe) var stack: [Any.Type] = []
-        /// Whether this thread holds `InjectionStore.assignments`'s lock.
-        nonisolated(unsafe) var assigning = false
-        /// Whether this thread is making a write through a key path.
-        nonisolated(unsafe) var writingThroughKeyPath = false
+        /// Which variable locks this thread holds.
+        nonisolated(unsafe) var variableLocks = VariableLocks.none
+        /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
+        nonisolated(unsafe) var initializedVariables: Set<ObjectIdentifier> = []
 
         nonisolated init() {}
     }
 
-    nonisolated init() {}
-
-    /// Whether this thread holds `InjectionStore.assignments`'s lock; read and written by this thread only.
-    nonisolated var isAssigning: Bool {
-        get { own.assigning }
-        set { own.assigning = newValue }
+    /// Which variable locks a thread holds.
+    enum VariableLocks {
+        case none
+        /// Its own, while it reads a variable.
+        case own
+        /// Every registered thread's, while it writes a variable.
+        case all
     }
+
+    nonisolated init() {}
 
     /// This thread's state, made on first use and released when the thread exits.
     static nonisolated var current: ThreadState {
@@ -1516,6 +1818,40 @@ final class ThreadState: @unchecked Sendable {
         pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
         return state
     }
+
+    // MARK: Context
+
+    /// The context of the operation in progress on this thread; read by this thread only.
+    nonisolated var context: Context { own.context }
+
+    /// Runs `body` in `context`, then restores the context it replaced.
+    @inline(__always)
+    nonisolated func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
+        let outer = own.context
+        own.context = context
+        defer { own.context = outer }
+        return try body()
+    }
+
+    /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
+    /// scope.
+    @inline(__always)
+    nonisolated func lending<T>(_ scope: InjectionScope, forWrite: Bool = false, _ body: () throws -> T) rethrows -> T
+    {
+        var context = own.context
+        context.lent = scope
+        context.lendsWrites = forWrite
+        return try withExtendedLifetime(scope) { try with(context, body) }
+    }
+
+    /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
+    nonisolated func writingThroughKeyPath(_ body: () -> Void) {
+        var context = own.context
+        context.readHalfOfWrite = true
+        with(context, body)
+    }
+
+    // MARK: View of the global store
 
     /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
     nonisolated func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
@@ -1537,7 +1873,7 @@ final class ThreadState: @unchecked Sendable {
         lock.withLock {
             if !view.registered {
                 view.registered = true
-                view.globalOverrides = !global.overrides.isEmpty
+                view.globalOverrides = !global.settled.isEmpty
             }
             view.entries[id] = entry
         }
@@ -1578,21 +1914,20 @@ final class ThreadState: @unchecked Sendable {
         InjectionStore.global.lock.withLock {
             if view.registered { InjectionStore.global.threads[ObjectIdentifier(self)] = nil }
         }
+        InjectionStore.variables.unregister(self)
     }
+
+    // MARK: Defaults
 
     /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
     /// evaluated on this thread.
-    nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-        evaluating(key) {
-            if own.writingThroughKeyPath, let settable = key as? any InjectionKey.Type {
-                // The read half of a write through a key path: it takes turns with the store's assignments.
-                return InjectionStore.assignments.holding { readVariable(of: settable) } as! K.Value
-            }
-            return K.currentValue
-        }
+    ///
+    /// `variable` says the key is an `InjectionKey`, whose variable is read holding this thread's variable lock.
+    nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type, variable: Bool) -> K.Value {
+        evaluating(key) { variable ? readVariable(key) : K.currentValue }
     }
 
-    /// Evaluates a key's test value, with the key on the stack as `evaluate(_:)` puts it.
+    /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
     ///
     /// It returns `Any`, because its caller knows the key only at run time.
     nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
@@ -1601,26 +1936,65 @@ final class ThreadState: @unchecked Sendable {
 
     /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if the key
     /// is already being evaluated on this thread.
+    ///
+    /// The default is part of the read that asked for it, so it reads where that read looks and its properties
+    /// remember what that read's would; but it is a read of its own, not the read half of a write, and its writes go
+    /// where a plain write would.
     @inline(__always)
     private nonisolated func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
         if let index = own.stack.firstIndex(where: { $0 == key }) {
             dependencyCycle(Array(own.stack[index...]) + [key])
         }
         own.stack.append(key)
-        defer { own.stack.removeLast() }
+        let outer = own.context
+        own.context.readHalfOfWrite = false
+        own.context.lendsWrites = false
+        defer {
+            own.stack.removeLast()
+            own.context = outer
+        }
         return body()
     }
 
-    /// Whether this thread is making a write through a key path; read by this thread only.
-    nonisolated var isWritingThroughKeyPath: Bool { own.writingThroughKeyPath }
+    // MARK: Article-style variables
 
-    /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
-    nonisolated func writingThroughKeyPath(_ body: () -> Void) {
-        let outer = own.writingThroughKeyPath
-        own.writingThroughKeyPath = true
-        defer { own.writingThroughKeyPath = outer }
-        body()
+    /// Reads an `InjectionKey`'s variable, holding this thread's variable lock, so that no write through the store
+    /// assigns it meanwhile.
+    ///
+    /// The first read of a key on this thread may be the variable's first access, which runs its initializer: that
+    /// read holds no lock, and `InjectionStore.variables` keeps writers off the key until it returns.
+    nonisolated func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+        guard case .none = own.variableLocks else {
+            // A getter, setter or observer of a variable, which runs holding the locks already.
+            return K.currentValue
+        }
+        let id = ObjectIdentifier(key)
+        if !own.initializedVariables.contains(id) {
+            let value = InjectionStore.variables.firstRead(id, on: self) { K.currentValue }
+            own.initializedVariables.insert(id)
+            if let value { return value }
+        }
+        variableLock.lock()
+        own.variableLocks = .own
+        defer {
+            own.variableLocks = .none
+            variableLock.unlock()
+        }
+        return K.currentValue
     }
+
+    /// Which variable locks this thread holds; read by this thread only.
+    nonisolated var variableLocks: VariableLocks {
+        get { own.variableLocks }
+        set { own.variableLocks = newValue }
+    }
+
+    /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
+    nonisolated func noteInitialized(_ id: ObjectIdentifier) {
+        own.initializedVariables.insert(id)
+    }
+
+    // MARK: Waiting for builds
 
     /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
     ///
@@ -1661,43 +2035,135 @@ final class ThreadState: @unchecked Sendable {
     }
 }
 
-/// What global writes assigned to settable keys' `currentValue`, and how to undo it.
+/// The article-style variables' side of the store: which threads read them, which have been initialized, and what
+/// global writes replaced.
 ///
-/// Its lock is taken first: no other lock is held when it is taken. A key's `currentValue` is read and assigned while
-/// holding it, so that writes, resets and the reads that writes through key paths make take turns. For a stored
-/// property that runs no user code, except its initializer on the first access and any observer, which may read and
-/// write dependencies: the lock's holder may take it again, and the other locks come after it.
-final class Assignments: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `originals` is read and written only while holding `lock`.
-    private nonisolated let lock = Lock(withCondition: false)
+/// A big-reader lock. A thread reads a variable through the store holding its own `variableLock`; a writer holds every
+/// registered thread's, which it takes one at a time holding nothing else, and only one writer runs at once
+/// (`writer`). A variable's first read, which may run its initializer, holds no lock at all, so that an initializer
+/// that waits for another thread waits holding nothing; writes to that key wait until every first read of it has
+/// returned (`firstReads`), and no write starts one, because a writer first reads the variable itself the same way.
+final class Variables: @unchecked Sendable {
+    // `@unchecked Sendable` and `nonisolated(unsafe)`: every stored property but `lock` is read and written only while
+    // holding `lock`.
+    private nonisolated let lock = Lock(withCondition: true)
+    /// The threads that read variables through the store, whose variable locks a writer takes.
+    private nonisolated(unsafe) var readers: [ObjectIdentifier: ThreadState] = [:]
+    /// The keys whose first read has returned.
+    private nonisolated(unsafe) var initialized: Set<ObjectIdentifier> = []
+    /// For each key, how many first reads of it are in progress.
+    private nonisolated(unsafe) var firstReads: [ObjectIdentifier: Int] = [:]
+    /// The thread that writes variables now, if any.
+    private nonisolated(unsafe) var writer: ThreadState?
     /// For each settable key that global writes assigned since the last reset, a closure that assigns back what its
     /// `currentValue` held before the first of them, and returns what it replaces.
-    nonisolated(unsafe) var originals: [ObjectIdentifier: () -> Any] = [:]
+    private nonisolated(unsafe) var originals: [ObjectIdentifier: () -> Any] = [:]
 
-    /// Runs `body` holding the lock, which a thread may take again while it holds it: an initializer, a setter or an
-    /// observer of a key's `currentValue` that the store runs under the lock may read and write dependencies.
-    nonisolated func holding<R>(_ body: () -> R) -> R {
-        let thread = ThreadState.current
-        if thread.isAssigning { return body() }
-        return lock.withLock {
-            thread.isAssigning = true
-            defer { thread.isAssigning = false }
-            return body()
+    nonisolated init() {}
+
+    /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read, holding
+    /// no lock; returns what `read` returned, or `nil` if it did not run.
+    nonisolated func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
+        lock.lock()
+        // A thread that is not yet a reader waits for the writer, which did not take its lock.
+        while readers[ObjectIdentifier(thread)] == nil, writer != nil { lock.wait() }
+        readers[ObjectIdentifier(thread)] = thread
+        guard !initialized.contains(id) else {
+            lock.unlock()
+            return nil
         }
+        firstReads[id, default: 0] += 1
+        lock.unlock()
+        let value = read()
+        lock.withLock {
+            initialized.insert(id)
+            firstReads[id]! -= 1
+            if firstReads[id] == 0 { firstReads[id] = nil }
+            lock.broadcast()
+        }
+        return value
+    }
+
+    /// Runs `body`, which assigns `key`'s variable, holding every reader's variable lock.
+    ///
+    /// It first makes sure that the variable has been read once, running its initializer holding no lock, and waits,
+    /// holding no lock, for the first reads in progress and for another writer. A write made by a setter or observer
+    /// that a write runs, which holds the locks already, runs at once.
+    nonisolated func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
+        if case .all = thread.variableLocks { return thread.with(Context(), body) }
+        let id = ObjectIdentifier(key)
+        lock.lock()
+        while true {
+            if writer == nil, initialized.contains(id), firstReads[id] == nil { break }
+            if !initialized.contains(id), firstReads[id] == nil {
+                lock.unlock()
+                _ = firstRead(id, on: thread) { K.currentValue }
+                thread.noteInitialized(id)
+                lock.lock()
+                continue
+            }
+            lock.wait()
+        }
+        return exclusively(on: thread, body)
     }
 
     /// Assigns back every original, and returns the values replaced, to be released after unlocking.
-    nonisolated func restoreAll() -> [Any] {
-        holding {
-            defer { originals = [:] }
-            return originals.values.map { $0() }
+    nonisolated func restoreAll(on thread: ThreadState) -> [Any] {
+        if case .all = thread.variableLocks { return restoreOriginals() }
+        lock.lock()
+        while writer != nil { lock.wait() }
+        return exclusively(on: thread) { restoreOriginals() }
+    }
+
+    /// Records what a key's variable held before the store's first write since the last reset.
+    ///
+    /// Called by a writer, holding every reader's variable lock.
+    nonisolated func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
+        lock.withLock {
+            let id = ObjectIdentifier(key)
+            guard originals[id] == nil else { return }
+            originals[id] = {
+                let current = K.currentValue
+                K.currentValue = original
+                return current
+            }
         }
     }
-}
 
-/// A settable key's variable, read for `ThreadState.evaluate(_:)`, whose caller knows the key only at run time.
-private nonisolated func readVariable<K: InjectionKey>(of key: K.Type) -> Any {
-    K.currentValue
+    /// Called when a thread exits.
+    nonisolated func unregister(_ thread: ThreadState) {
+        lock.withLock { readers[ObjectIdentifier(thread)] = nil }
+    }
+
+    /// Becomes the writer and runs `body` holding every reader's variable lock, in a context of its own.
+    ///
+    /// Called holding `lock`, with no writer; returns having given it up.
+    private nonisolated func exclusively<R>(on thread: ThreadState, _ body: () -> R) -> R {
+        writer = thread
+        let locked = Array(readers.values)
+        lock.unlock()
+        // One writer at a time takes readers' locks, so the order among them does not matter; a reader holds only its
+        // own. A reader registered from now on waits for this writer first.
+        for reader in locked { reader.variableLock.lock() }
+        thread.variableLocks = .all
+        let result = thread.with(Context(), body)
+        thread.variableLocks = .none
+        for reader in locked { reader.variableLock.unlock() }
+        lock.withLock {
+            writer = nil
+            lock.broadcast()
+        }
+        return result
+    }
+
+    /// Assigns back every original; called by a writer.
+    private nonisolated func restoreOriginals() -> [Any] {
+        let restores: [() -> Any] = lock.withLock {
+            defer { originals = [:] }
+            return Array(originals.values)
+        }
+        return restores.map { $0() }
+    }
 }
 
 /// One thread's build of one `.cached` key in one root.
@@ -1714,58 +2180,6 @@ final class BuildTicket: @unchecked Sendable {
         self.builder = builder
     }
 }
-
-/// A thread-specific slot that holds a scope as a plain pointer, set for the length of a synchronous call.
-///
-/// Setting a scope in it costs no reference count: a scope is shared by every property made in it, so counting
-/// references to it from several threads would make them contend. Whoever sets a scope holds it until the slot is
-/// restored.
-struct ScopeSlot: Sendable {
-    /// The thread-specific data key; the slot owns nothing, so it needs no destructor.
-    private nonisolated let key: pthread_key_t
-
-    nonisolated init() {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
-        self.key = key
-    }
-
-    /// The address of the scope set on this thread, if any.
-    nonisolated var pointer: UnsafeMutableRawPointer? {
-        pthread_getspecific(key)
-    }
-
-    /// The scope set on this thread, if any.
-    nonisolated var current: InjectionScope? {
-        pointer.map(Self.scope(at:))
-    }
-
-    /// The scope at an address that `pointer` returned while the code that set it runs.
-    static nonisolated func scope(at pointer: UnsafeMutableRawPointer) -> InjectionScope {
-        // The pointer was stored by `setting(_:_:)` below, whose caller holds the scope until it restores the slot.
-        Unmanaged<InjectionScope>.fromOpaque(pointer).takeUnretainedValue()
-    }
-
-    /// Runs `body` with `scope` set, or with none when it is `nil`, then restores what was set before.
-    nonisolated func setting<T>(_ scope: InjectionScope?, _ body: () throws -> T) rethrows -> T {
-        let outer = pthread_getspecific(key)
-        guard outer != nil || scope != nil else { return try body() }
-        // Unretained: `scope` is held by the caller for the whole of `body`, after which the slot is restored.
-        pthread_setspecific(key, scope.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(key, outer) }
-        return try body()
-    }
-}
-
-/// The scope that the `@Injected` property being read on this thread remembers, lent to the reads its key path makes.
-nonisolated let lentScope = ScopeSlot()
-
-/// The scope that `@Injected` properties made on this thread remember, where it is not the active one: in an update
-/// closure, the scope around the new one; in a `.cached` default, none, marked by the global store.
-///
-/// Both are synchronous, so a slot set for their length reaches exactly the properties they make.
-nonisolated let propertyOrigin = ScopeSlot()
 
 /// The thread-specific data key under which each thread keeps its `ThreadState`.
 private nonisolated let threadKey: pthread_key_t = {
