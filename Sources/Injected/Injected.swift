@@ -55,14 +55,19 @@ import Bionic
 /// write wins. ``InjectedValues/reset()`` assigns back what `currentValue` held before the store first wrote it.
 /// Writes inside a scope never touch `currentValue`; they stay in the scope.
 ///
-/// > Important: `currentValue` is a global variable, which Swift 6 makes you mark `nonisolated(unsafe)`: reading it
-/// > while another thread writes it, directly or through the store, is a data race, as in the article. The store
-/// > serializes its own writes with each other and with resets, but holds no lock while a value is read. For a
-/// > dependency that may be written while other threads read it, declare a ``ReadOnlyInjectionKey`` instead: the
-/// > store then keeps overrides itself, behind its locks, and the compiler proves the key race-free.
+/// Reads and writes made through the store take turns: a read holds the reading thread's lock, and a write made
+/// outside any scope holds every thread's, so `InjectedValues[\.networkProvider]` on one thread never races
+/// `InjectedValues[\.networkProvider] = mock` on another.
 ///
-/// Declare `currentValue` as a stored property. The store assigns it while holding a lock of its own; an observer
-/// (`didSet`) runs under that lock, and may read and write dependencies, but should not wait for other threads.
+/// > Important: `currentValue` is a global variable, which Swift 6 makes you mark `nonisolated(unsafe)`: reading or
+/// > writing it *directly* (`NetworkProviderKey.currentValue = mock`) while another thread writes it is a data race,
+/// > as in the article. For a dependency that code never assigns directly, declare a ``ReadOnlyInjectionKey``
+/// > instead: the store then keeps overrides itself, and the compiler proves the key race-free.
+///
+/// Declare `currentValue` as a stored property. Its initializer runs under no lock of the store's, and may read other
+/// dependencies. Its setter and observers (`didSet`) run, during a global write or reset, holding every thread's lock
+/// of the store's variables: they may read and write dependencies, but must not wait for another thread, for example
+/// by reading a `.cached` dependency that another thread is still building.
 public protocol InjectionKey: ReadOnlyInjectionKey {
     /// The dependency's global value: its default, and what a write made outside any scope assigns.
     ///
@@ -323,6 +328,11 @@ public struct InjectedValues: Sendable {
     /// InjectedValues[\.formatters.duration] = DurationFormatter(style: .short)
     /// ```
     ///
+    /// Swift writes through a key path by reading the accessor first. That read is not one the caller made: it
+    /// builds no `.cached` value into a cache (where nothing is cached yet, it evaluates the default and lets it go),
+    /// and in a strict test it reports nothing. To override a dependency without evaluating its default at all, write
+    /// it in the update closure of ``withInjectedValues(fresh:_:operation:)`` or with the test trait's `.injecting`.
+    ///
     /// A write to a nested path reads the outer dependency, changes the part, and overrides the outer dependency
     /// with the result. That read and write are two steps, not one: two threads writing parts of one dependency at
     /// once, or incrementing it with `+=`, can lose one of the writes. Keep state that changes inside the dependency,
@@ -446,12 +456,16 @@ public struct InjectedValues: Sendable {
 /// A property made outside any scope remembers nothing and resolves wherever it is read.
 ///
 /// While the remembered scope's operation runs, the property sees every write made in it. Once the operation has
-/// returned, the scope keeps what its update closure set, and the writes made during the operation end with it.
+/// returned, the scope keeps what its update closure set, and the writes made during the operation end with it,
+/// including those that tasks started in it make later.
 /// Assigning to the property from outside any scope overrides the key in the remembered scope, whether its operation
 /// still runs or not, for every object made in it.
 ///
-/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)``, or in the default of a
-/// ``InjectionLifetime/cached`` key, remembers the scope around it instead, so that no scope remembers itself.
+/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)`` remembers the scope around it
+/// instead, and one made in the default of a ``InjectionLifetime/cached`` key remembers no scope, so that no scope
+/// keeps a value that remembers it. A property made in the default of an `.uncached` key (a factory), evaluated for a
+/// read through another property, remembers the scopes that read looks in, so that what a factory makes keeps the
+/// scope of the object that asked for it.
 @propertyWrapper
 public struct Injected<Value> {
     // `nonisolated(unsafe)`: a key path is immutable once formed; see the `Sendable` conformance below.
@@ -593,6 +607,8 @@ final class ReadOnlyDeclaration: Sendable {
 ///
 /// Once the operation has returned, the scope keeps only what the update closure set. Objects made in the update
 /// closure itself are made in the scope around this one, so that a value stored in the scope does not remember it.
+/// A task started in the operation that writes after the operation has returned keeps that write to itself and the
+/// other tasks started in the operation; objects made in the scope go on seeing what the update closure set.
 ///
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing. A fresh scope ignores the global store and every scope around
@@ -961,12 +977,17 @@ final class InjectionScope: @unchecked Sendable {
     /// may remember the scope, are kept by the run alone, and released with the last task that binds it.
     final class Run: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
-        // `scope.lock`, and `scope` never changes.
+        // `lock`, the scope's, and the other stored properties never change.
+        // `@exclusivity(unchecked)`: holding the lock makes every access exclusive, and none spans a call that could
+        // reach `overrides` again, so the runtime's check, a large part of a scoped read's cost, is skipped.
         nonisolated let scope: InjectionScope
-        nonisolated(unsafe) var overrides = Overrides()
+        /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
+        nonisolated let lock: Lock
+        @exclusivity(unchecked) nonisolated(unsafe) var overrides = Overrides()
 
         nonisolated init(scope: InjectionScope, overrides: Overrides = Overrides()) {
             self.scope = scope
+            self.lock = scope.lock
             self.overrides = overrides
         }
     }
@@ -1363,6 +1384,14 @@ enum InjectionStore {
         case .global:
             return globalValue(for: key, variable: variable, on: thread)
         case .run(let run):
+            // The common scoped read, an override in the active run, in line.
+            run.lock.lock()
+            if let box = run.overrides[ObjectIdentifier(key)] {
+                let value = unbox(box, as: K.Value.self)
+                run.lock.unlock()
+                return value
+            }
+            run.lock.unlock()
             return value(for: key, variable: variable, from: run.scope, in: run, on: thread)
         case .scope(let scope):
             return value(for: key, variable: variable, from: scope, in: nil, on: thread)
@@ -1492,6 +1521,8 @@ enum InjectionStore {
     ) -> K.Value {
         let id = ObjectIdentifier(key)
         let isGlobal = root === global
+        // The read half of a write through a key path reports nothing, also from the default a build evaluates.
+        let quiet = thread.context.readHalfOfWrite
         root.lock.lock()
         while true {
             if let box = root.overrideBox(for: id, in: nil) {
@@ -1503,7 +1534,7 @@ enum InjectionStore {
             if K.lifetime == .uncached {
                 if isGlobal { thread.addViewEntry(.evaluate, for: id) }
                 root.lock.unlock()
-                return defaultValue(for: key, variable: variable, in: root, on: thread)
+                return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
             }
             switch root.cache[id] {
             case .ready(let box)?:
@@ -1522,16 +1553,16 @@ enum InjectionStore {
                 waits.unlock()
                 root.lock.wait()
                 waits.withLock { thread.endWaiting() }
-            case nil where thread.context.readHalfOfWrite:
+            case nil where quiet:
                 let context = root.live
                 root.lock.unlock()
-                return build(key, variable: variable, in: root, context: context, on: thread)
+                return build(key, variable: variable, in: root, context: context, quiet: true, on: thread)
             case nil:
                 let ticket = BuildTicket(key: key, builder: thread)
                 root.cache[id] = .building(ticket)
                 let context = root.live
                 root.lock.unlock()
-                let value = build(key, variable: variable, in: root, context: context, on: thread)
+                let value = build(key, variable: variable, in: root, context: context, quiet: false, on: thread)
                 root.lock.lock()
                 waits.withLock { ticket.finished = true }
                 root.lock.broadcast()
@@ -1559,34 +1590,36 @@ enum InjectionStore {
         variable: Bool,
         in root: InjectionScope,
         context live: InjectionScope.Run?,
+        quiet: Bool,
         on thread: ThreadState
     ) -> K.Value {
         thread.with(.build) {
             guard root !== global else {
                 if InjectionScope.binding.get().run == nil {
-                    return defaultValue(for: key, variable: variable, in: root, on: thread)
+                    return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
                 }
                 return InjectionScope.binding.withValue(.init(run: nil)) {
-                    defaultValue(for: key, variable: variable, in: root, on: thread)
+                    defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
                 }
             }
             let run = live ?? InjectionScope.Run(scope: root, overrides: root.lock.withLock { root.settled })
             if InjectionScope.binding.get().run === run {
-                return defaultValue(for: key, variable: variable, in: root, on: thread)
+                return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
             }
             return InjectionScope.binding.withValue(.init(run: run)) {
-                defaultValue(for: key, variable: variable, in: root, on: thread)
+                defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
             }
         }
     }
 
     /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
     ///
-    /// A strict test reports, once per key, a key that has none, unless the read is the read half of a write.
+    /// A strict test reports, once per key, a key that has none, unless the read is `quiet`: the read half of a write.
     private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
         for key: K.Type,
         variable: Bool,
         in root: InjectionScope,
+        quiet: Bool,
         on thread: ThreadState
     ) -> K.Value {
         guard let policy = root.testPolicy else { return thread.evaluate(key, variable: variable) }
@@ -1594,9 +1627,7 @@ enum InjectionStore {
             // The opened key is `K` itself, so its test value is a `K.Value`.
             return thread.evaluateTestValue(of: testKey) as! K.Value
         }
-        if let report = policy.report, !thread.context.readHalfOfWrite,
-            policy.isFirstReport(of: ObjectIdentifier(key))
-        {
+        if let report = policy.report, !quiet, policy.isFirstReport(of: ObjectIdentifier(key)) {
             report(missingTestValueMessage(for: key))
         }
         return thread.evaluate(key, variable: variable)
@@ -1808,11 +1839,19 @@ final class ThreadState: @unchecked Sendable {
     nonisolated init() {}
 
     /// This thread's state, made on first use and released when the thread exits.
+    @inline(__always)
     static nonisolated var current: ThreadState {
         if let pointer = pthread_getspecific(threadKey) {
-            // The slot holds the reference passed to it below until the thread exits, so the state is alive.
+            // The slot holds the reference passed to it in `makeCurrent()` until the thread exits, so the state is
+            // alive.
             return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
         }
+        return makeCurrent()
+    }
+
+    /// Makes this thread's state, on its first use of the library.
+    @inline(never)
+    private static nonisolated func makeCurrent() -> ThreadState {
         let state = ThreadState()
         // The slot owns one reference, which the key's destructor takes back when the thread exits.
         pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
@@ -1836,12 +1875,14 @@ final class ThreadState: @unchecked Sendable {
     /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
     /// scope.
     @inline(__always)
-    nonisolated func lending<T>(_ scope: InjectionScope, forWrite: Bool = false, _ body: () throws -> T) rethrows -> T
-    {
-        var context = own.context
-        context.lent = scope
-        context.lendsWrites = forWrite
-        return try withExtendedLifetime(scope) { try with(context, body) }
+    nonisolated func lending<T>(_ scope: InjectionScope, forWrite: Bool = false, _ body: () throws -> T) rethrows -> T {
+        // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of generic
+        // metadata. The property that calls this holds `scope` for the whole call.
+        let outer = own.context
+        own.context.lent = scope
+        own.context.lendsWrites = forWrite
+        defer { own.context = outer }
+        return try body()
     }
 
     /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.

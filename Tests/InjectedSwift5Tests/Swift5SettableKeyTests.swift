@@ -39,6 +39,30 @@ struct Swift5SettableKeyTests {
             check(AppStateKey.currentValue === original, step: 5)  // reset did not assign back the original
         }
     }
+
+    @Test("8 threads × 20,000 mixed reads and global writes through the store never race, in Swift 5 mode")
+    func concurrentReadsAndWrites() async {
+        await #expect(processExitsWith: .success) {
+            let group = DispatchGroup()
+            for index in 0..<8 {
+                group.enter()
+                Thread {
+                    for step in 0..<20_000 {
+                        if step % 4 == 0 {
+                            InjectedValues[\.appState] = MockAppState()
+                        } else {
+                            _ = Policy().appState.isActive
+                        }
+                    }
+                    _ = index
+                    group.leave()
+                }.start()
+            }
+            // A reader racing a writer may read a released instance, which crashes the child, or, under
+            // ThreadSanitizer, ends it with a report; a deadlock ends it here.
+            check(group.wait(timeout: .now() + 120) == .success, step: 6)  // the threads did not finish
+        }
+    }
 }
 
 /// Ends the child process with `step` as its exit code unless `condition` holds, so that a failure names the step

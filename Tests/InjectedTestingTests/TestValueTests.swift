@@ -68,6 +68,37 @@ struct TestValueTests {
         #expect(reports.messages.last?.contains("OtherLiveOnlyKey") == true)
     }
 
+    @Test("a strict test reports a key once even when fresh scopes inside it read the same key again")
+    func strictReportsOnceAcrossFreshScopes() {
+        let reports = Reports()
+        withTestInjectedValues(strict: reports.add) { _ in
+        } operation: {
+            _ = InjectedValues[\.liveOnly]
+            for _ in 0..<3 {
+                withInjectedValues(fresh: true) { _ in
+                } operation: {
+                    _ = InjectedValues[\.liveOnly]
+                }
+            }
+        }
+        #expect(reports.messages.count == 1)
+    }
+
+    @Test("writing a cached key through its key path in a strict test keeps no live instance and reports nothing")
+    func keyPathWriteKeepsNoLiveInstance() {
+        let reports = Reports()
+        let before = liveClients.value
+        withTestInjectedValues(strict: reports.add) { _ in
+        } operation: {
+            // Swift reads the accessor before writing it: that read caches nothing, so the live client it may build
+            // is released at once, instead of living in the test's cache until the test ends.
+            InjectedValues[\.liveClient] = LiveClient(nil)
+            #expect(liveClients.value == before + 1)
+            #expect(InjectedValues[\.liveClient].isLive == false)
+        }
+        #expect(reports.messages.isEmpty)
+    }
+
     @Test("a strict test reads overrides and test values without a report", .injectedValues(strict: true))
     func strictWithoutReports() {
         InjectedValues[\.liveOnly] = "overridden"
@@ -155,6 +186,27 @@ extension MailerKey: TestValueKey {
     static var testValue: Mailer { Mailer(name: "in-memory") }
 }
 
+/// Releases of live clients that `LiveClientKey` builds; only `keyPathWriteKeepsNoLiveInstance` reads the key.
+let liveClients = Counter()
+
+/// A client that counts the releases of live instances.
+final class LiveClient: Sendable {
+    private let released: Counter?
+
+    init(_ released: Counter?) {
+        self.released = released
+    }
+
+    var isLive: Bool { released != nil }
+
+    deinit { released?.increment() }
+}
+
+enum LiveClientKey: ReadOnlyInjectionKey {
+    static var currentValue: LiveClient { LiveClient(liveClients) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 enum LiveOnlyKey: ReadOnlyInjectionKey {
     static let currentValue = "live only"
 }
@@ -164,6 +216,11 @@ enum OtherLiveOnlyKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    var liveClient: LiveClient {
+        get { Self[LiveClientKey.self] }
+        set { Self[LiveClientKey.self] = newValue }
+    }
+
     var mailer: Mailer {
         get { Self[MailerKey.self] }
         set { Self[MailerKey.self] = newValue }
@@ -177,5 +234,18 @@ extension InjectedValues {
     var otherLiveOnly: String {
         get { Self[OtherLiveOnlyKey.self] }
         set { Self[OtherLiveOnlyKey.self] = newValue }
+    }
+}
+
+/// A count that threads increment.
+final class Counter: @unchecked Sendable {
+    // `@unchecked Sendable`: `count` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int { lock.withLock { count } }
+
+    func increment() {
+        lock.withLock { count += 1 }
     }
 }

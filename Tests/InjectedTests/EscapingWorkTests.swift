@@ -129,6 +129,28 @@ struct EscapingWorkTests {
         #expect(await Task.detached { child.source }.value == "parent's")
     }
 
+    @Test("an actor whose state other tasks change hands its scope to the children it makes")
+    func actorParent() async {
+        let parent = withInjectedValues {
+            $0.escapingSource = "actor's"
+        } operation: {
+            ParentActor()
+        }
+        let children = await withTaskGroup(of: String.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    if index.isMultiple(of: 2) {
+                        await parent.touch()
+                        return "actor's"
+                    }
+                    return await parent.makeChild().source
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(children.allSatisfy { $0 == "actor's" })
+    }
+
     @Test("parents and children made from them are released, with their scopes")
     func childrenDoNotLeak() {
         let released = Counter()
@@ -284,6 +306,23 @@ private final class ParentModel: Sendable {
 
 private class BaseParent {
     @Injected(\.escapingSource) var source
+}
+
+/// A parent whose state other tasks change while it makes children: only its own code reads its properties.
+private actor ParentActor {
+    @Injected(\.escapingSource) var source
+    private var touches: [Int] = []
+
+    func touch() {
+        touches.append(touches.count)
+    }
+
+    func makeChild() -> ChildModel {
+        withInjectedValues(from: $source) { _ in
+        } operation: {
+            ChildModel()
+        }
+    }
 }
 
 private final class DerivedParent: BaseParent {

@@ -219,6 +219,34 @@ struct RememberedScopeTests {
         #expect(made.source == "outer")
     }
 
+    @Test("an object a factory default makes, read through a property after its scope ended, remembers that scope")
+    func factoryObjectRemembersTheScope() async {
+        let screen = withInjectedValues {
+            $0.feedSource = "mock"
+        } operation: {
+            FeedScreen()
+        }
+        #expect(screen.madeModel.source == "mock")
+        #expect(await Task.detached { screen.madeModel.source }.value == "mock")
+    }
+
+    @Test("an object a factory default makes, read through a property inside another scope, sees both scopes")
+    func factoryObjectInsideAnotherScope() {
+        let screen = withInjectedValues {
+            $0.feedSource = "remembered"
+            $0.feedOther = "remembered other"
+        } operation: {
+            FeedScreen()
+        }
+        let model = withInjectedValues {
+            $0.feedSource = "reader's"
+        } operation: {
+            screen.madeModel
+        }
+        #expect(model.source == "reader's")
+        #expect(model.other == "remembered other")
+    }
+
     @Test("1,000 concurrent scopes each make a model that, read after all have ended, sees only its own value")
     func thousandScopesThenReadAfterwards() async {
         let models = await withTaskGroup(of: (Int, FeedModel).self) { group in
@@ -270,6 +298,7 @@ extension ProcessGlobalStateTests {
 /// A view model in the shape of the ones tests and previews make in a scope and use afterwards.
 private struct FeedModel: Sendable {
     @Injected(\.feedSource) var source
+    @Injected(\.feedOther) var other
     @Injected(\.cachedFeed) var cachedFeed
 }
 
@@ -294,6 +323,15 @@ private final class SharedModelBox: @unchecked Sendable {
     }
 }
 
+/// A screen whose model comes from a factory default: a new `FeedModel` on every read.
+private struct FeedScreen: Sendable {
+    @Injected(\.madeFeedModel) var madeModel
+}
+
+private enum MadeFeedModelKey: ReadOnlyInjectionKey {
+    static var currentValue: FeedModel { FeedModel() }
+}
+
 private enum FeedSourceKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
@@ -312,6 +350,11 @@ private enum CachedFeedKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    fileprivate var madeFeedModel: FeedModel {
+        get { Self[MadeFeedModelKey.self] }
+        set { Self[MadeFeedModelKey.self] = newValue }
+    }
+
     fileprivate var feedSource: String {
         get { Self[FeedSourceKey.self] }
         set { Self[FeedSourceKey.self] = newValue }

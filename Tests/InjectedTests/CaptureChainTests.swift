@@ -1,0 +1,95 @@
+import Foundation
+import Injected
+import Testing
+
+/// A callback that reschedules itself by capturing again inside each run, as polling and retries do, holds one scope
+/// however many hops it makes: no chain of scopes grows, so reads cost the same and memory stays flat.
+@Suite("Chains of captures")
+struct CaptureChainTests {
+    @Test("150,000 hops of capturing inside a run keep read cost within 3× and memory within 50 MB of 10 hops")
+    func chainsStayFlat() {
+        let start = withInjectedValues {
+            $0.chainSource = "polling"
+        } operation: {
+            InjectedValues.capture()
+        }
+        let early = hops(10, from: start)
+        let earlyCost = medianReadCost(in: early)
+        let residentBefore = residentBytes()
+        let late = hops(150_000, from: early)
+        let residentAfter = residentBytes()
+        let lateCost = medianReadCost(in: late)
+        #expect(late.run { InjectedValues[\.chainSource] } == "polling")
+        #expect(lateCost <= earlyCost * 3, "a read costs \(lateCost) ns after 150,010 hops, \(earlyCost) ns after 10")
+        #expect(residentAfter - residentBefore < 50_000_000, "memory grew by \(residentAfter - residentBefore) bytes")
+    }
+
+    @Test("a capture made in a run that wrote sees the write while the run goes on, and what the scope kept after")
+    func capturesInAWritingRun() {
+        let start = withInjectedValues {
+            $0.chainSource = "polling"
+        } operation: {
+            InjectedValues.capture()
+        }
+        let next = start.run {
+            InjectedValues[\.chainAttempt] = 1
+            let next = InjectedValues.capture()
+            #expect(next.run { InjectedValues[\.chainAttempt] } == 1)
+            return next
+        }
+        #expect(next.run { InjectedValues[\.chainAttempt] } == 0)
+        #expect(next.run { InjectedValues[\.chainSource] } == "polling")
+    }
+}
+
+/// Makes `count` hops: each runs in the last capture and captures again there, as a rescheduling callback does.
+private func hops(_ count: Int, from start: InjectedValues.CapturedScope) -> InjectedValues.CapturedScope {
+    var captured = start
+    for _ in 0..<count {
+        captured = captured.run { InjectedValues.capture() }
+    }
+    return captured
+}
+
+/// The median over 21 batches of the nanoseconds one read takes in a run of `scope`.
+private func medianReadCost(in scope: InjectedValues.CapturedScope) -> Double {
+    let batch = 2_000
+    let samples = (0..<21).map { _ in
+        scope.run {
+            let start = DispatchTime.now().uptimeNanoseconds
+            var total = 0
+            for _ in 0..<batch { total &+= InjectedValues[\.chainSource].count }
+            let elapsed = DispatchTime.now().uptimeNanoseconds - start
+            precondition(total > 0)
+            return Double(elapsed) / Double(batch)
+        }
+    }
+    return samples.sorted()[samples.count / 2]
+}
+
+/// The process's resident memory, from `/proc/self/statm` (0 where it does not exist).
+private func residentBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+private enum ChainSourceKey: ReadOnlyInjectionKey {
+    static let currentValue = "default"
+}
+
+private enum ChainAttemptKey: ReadOnlyInjectionKey {
+    static let currentValue = 0
+}
+
+extension InjectedValues {
+    fileprivate var chainSource: String {
+        get { Self[ChainSourceKey.self] }
+        set { Self[ChainSourceKey.self] = newValue }
+    }
+
+    fileprivate var chainAttempt: Int {
+        get { Self[ChainAttemptKey.self] }
+        set { Self[ChainAttemptKey.self] = newValue }
+    }
+}

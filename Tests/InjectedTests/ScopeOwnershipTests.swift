@@ -1,0 +1,158 @@
+import Foundation
+import Injected
+import Testing
+
+/// A scope never keeps a value that keeps the scope, whatever route the value took into it.
+///
+/// So every scope, and what it holds, is released. Each test counts `deinit`s; a cycle shows as releases that never
+/// come.
+@Suite("What a scope keeps never keeps the scope")
+struct ScopeOwnershipTests {
+    @Test("1,000 fresh scopes whose cached client captures the scope in its default release every client")
+    func captureInACachedDefaultOfAFreshScope() {
+        for _ in 0..<1_000 {
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                #expect(InjectedValues[\.freshCapturingClient].scope.run { InjectedValues[\.ownedLabel] } == "default")
+            }
+        }
+        #expect(freshCapturingClients.value == 1_000)
+    }
+
+    @Test("1,000 test scopes whose cached client captures the scope in its default release every client")
+    func captureInACachedDefaultOfATestScope() {
+        for _ in 0..<1_000 {
+            withTestInjectedValues(strict: nil) {
+                $0.ownedLabel = "test"
+            } operation: {
+                _ = InjectedValues[\.testCapturingClient]
+            }
+        }
+        #expect(testCapturingClients.value == 1_000)
+    }
+
+    @Test("a client made in the update closure that captures the scope there is released, and runs in the scope around")
+    func captureInTheUpdateClosure() {
+        let released = Counter()
+        do {
+            let client = withInjectedValues {
+                $0.ownedLabel = "outer"
+            } operation: {
+                withInjectedValues {
+                    $0.ownedLabel = "inner"
+                    $0.capturingClient = CapturingClient(released)
+                } operation: {
+                    InjectedValues[\.capturingClient]
+                }
+            }
+            #expect(client.scope.run { InjectedValues[\.ownedLabel] } == "outer")
+        }
+        #expect(released.value == 1)
+    }
+
+    @Test("a value a task writes after the operation returned, remembering the scope, is released with the task")
+    func lateWriteIsReleased() async {
+        let released = Counter()
+        let task = withInjectedValues {
+            $0.ownedLabel = "configured"
+        } operation: {
+            Task {
+                await Task.yield()
+                InjectedValues[\.capturingClient] = CapturingClient(released)
+                #expect(InjectedValues[\.capturingClient].scope.run { InjectedValues[\.ownedLabel] } == "configured")
+            }
+        }
+        await task.value
+        #expect(released.value == 1)
+    }
+
+    @Test("1,000 scopes each writing, during the operation, a value that remembers the scope release every value")
+    func operationWritesAreReleased() {
+        let released = Counter()
+        for _ in 0..<1_000 {
+            withInjectedValues { _ in
+            } operation: {
+                InjectedValues[\.capturingClient] = CapturingClient(released)
+                InjectedValues[\.holdingClient] = HoldingClient(released)
+            }
+        }
+        #expect(released.value == 2_000)
+    }
+}
+
+/// A client that keeps the scope it was made in, as a client that schedules work later does.
+private final class CapturingClient: Sendable {
+    let scope = InjectedValues.capture()
+    private let released: Counter
+
+    init(_ released: Counter) {
+        self.released = released
+    }
+
+    deinit { released.increment() }
+}
+
+/// A client that keeps its scope through an `@Injected` property.
+private final class HoldingClient: Sendable {
+    let label = Injected(\.ownedLabel)
+    private let released: Counter
+
+    init(_ released: Counter) {
+        self.released = released
+    }
+
+    deinit { released.increment() }
+}
+
+/// Releases of the clients the two cached keys build; each key is read by one test only.
+private let freshCapturingClients = Counter()
+private let testCapturingClients = Counter()
+
+private enum OwnedLabelKey: ReadOnlyInjectionKey {
+    static let currentValue = "default"
+}
+
+private enum CapturingClientKey: ReadOnlyInjectionKey {
+    static var currentValue: CapturingClient { CapturingClient(Counter()) }
+}
+
+private enum HoldingClientKey: ReadOnlyInjectionKey {
+    static var currentValue: HoldingClient { HoldingClient(Counter()) }
+}
+
+private enum FreshCapturingClientKey: ReadOnlyInjectionKey {
+    static var currentValue: CapturingClient { CapturingClient(freshCapturingClients) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+private enum TestCapturingClientKey: ReadOnlyInjectionKey {
+    static var currentValue: CapturingClient { CapturingClient(testCapturingClients) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension InjectedValues {
+    fileprivate var ownedLabel: String {
+        get { Self[OwnedLabelKey.self] }
+        set { Self[OwnedLabelKey.self] = newValue }
+    }
+
+    fileprivate var capturingClient: CapturingClient {
+        get { Self[CapturingClientKey.self] }
+        set { Self[CapturingClientKey.self] = newValue }
+    }
+
+    fileprivate var holdingClient: HoldingClient {
+        get { Self[HoldingClientKey.self] }
+        set { Self[HoldingClientKey.self] = newValue }
+    }
+
+    fileprivate var freshCapturingClient: CapturingClient {
+        get { Self[FreshCapturingClientKey.self] }
+        set { Self[FreshCapturingClientKey.self] = newValue }
+    }
+
+    fileprivate var testCapturingClient: CapturingClient {
+        get { Self[TestCapturingClientKey.self] }
+        set { Self[TestCapturingClientKey.self] = newValue }
+    }
+}
