@@ -72,6 +72,8 @@ MADE_IN_SCOPE = "Injected made in a scope, read inside it / article pattern"
 MADE_IN_ENDED_SCOPE = "Injected made in a scope, read after it ended / article pattern"
 MAKE_PROPERTY = "Injected property made in a scope / article property made"
 CAPTURE = "Injected capture and run / enter a fresh scope"
+SETTABLE = "Injected article-style key / article pattern"
+HOPS = "Injected read after 10,000 capture hops / after 10 hops"
 DEPENDENCIES = "swift-dependencies / Injected"
 SWINJECT = "Swinject / Injected"
 KEYS10 = "Injected 10 keys overridden / article pattern"
@@ -171,6 +173,8 @@ lines = [
     row("Made in a scope, read after it ended, vs the article's pattern", MADE_IN_ENDED_SCOPE, "≤ 1.5×",
         lambda r: r <= 1.5),
     row("Making an `@Injected` property in a scope vs the article's", MAKE_PROPERTY, "–", None),
+    row("Article-style `InjectionKey`, nothing overridden, vs the article's pattern", SETTABLE, "–", None),
+    row("Read after 10,000 capture hops vs after 10", HOPS, "≤ 3×", lambda r: r <= 3),
     row("swift-dependencies vs Injected", DEPENDENCIES, "≥ 5×", lambda r: r >= 5),
     row("Swinject vs Injected", SWINJECT, "≥ 5×", lambda r: r >= 5),
     row("Two threads vs one, Injected (throughput)", THREADS, "≥ 1.8×", lambda r: r >= 1.8),

@@ -39,6 +39,29 @@ struct InjectedController {
     @Injected(\.provider) var provider
 }
 
+/// An article-style key, whose variable the store reads holding the thread's variable lock.
+enum SettableProviderKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue: any Providing = Provider(id: 1)
+}
+
+extension InjectedValues {
+    var settableProvider: any Providing {
+        get { Self[SettableProviderKey.self] }
+        set { Self[SettableProviderKey.self] = newValue }
+    }
+}
+
+struct SettableController {
+    @Injected(\.settableProvider) var provider
+}
+
+@inline(never)
+func readSettable(_ controller: SettableController, _ count: Int) -> Int {
+    var sum = 0
+    for _ in 0..<count { sum &+= controller.provider.id }
+    return sum
+}
+
 struct ArticleController {
     @ArticleInjected(\.provider) var provider
 }
@@ -125,6 +148,8 @@ case "article":
     print(readArticle(ArticleController(), count))
 case "nothing-overridden":
     print(readInjected(InjectedController(), count))
+case "article-style-key":
+    print(readSettable(SettableController(), count))
 case "global-override":
     InjectedValues[\.provider] = Provider(id: 2)
     print(readInjected(InjectedController(), count))

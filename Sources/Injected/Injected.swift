@@ -1822,7 +1822,7 @@ final class ThreadState: @unchecked Sendable {
         /// Which variable locks this thread holds.
         nonisolated(unsafe) var variableLocks = VariableLocks.none
         /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
-        nonisolated(unsafe) var initializedVariables: Set<ObjectIdentifier> = []
+        nonisolated(unsafe) var initializedVariables = Keys()
 
         nonisolated init() {}
     }
@@ -2010,11 +2010,7 @@ final class ThreadState: @unchecked Sendable {
             return K.currentValue
         }
         let id = ObjectIdentifier(key)
-        if !own.initializedVariables.contains(id) {
-            let value = InjectionStore.variables.firstRead(id, on: self) { K.currentValue }
-            own.initializedVariables.insert(id)
-            if let value { return value }
-        }
+        if !own.initializedVariables.contains(id) { return firstReadOfVariable(key, id) }
         variableLock.lock()
         own.variableLocks = .own
         defer {
@@ -2022,6 +2018,21 @@ final class ThreadState: @unchecked Sendable {
             variableLock.unlock()
         }
         return K.currentValue
+    }
+
+    /// Reads a key's variable for the first time on this thread: without a lock if it is the first read anywhere,
+    /// and else as every later read is.
+    ///
+    /// Kept out of line, so that the common path does not look up the metadata of an optional of the value's type.
+    @inline(never)
+    private nonisolated func firstReadOfVariable<K: ReadOnlyInjectionKey>(
+        _ key: K.Type,
+        _ id: ObjectIdentifier
+    ) -> K.Value {
+        let value = InjectionStore.variables.firstRead(id, on: self) { K.currentValue }
+        own.initializedVariables.insert(id)
+        if let value { return value }
+        return readVariable(key)
     }
 
     /// Which variable locks this thread holds; read by this thread only.
@@ -2204,6 +2215,36 @@ final class Variables: @unchecked Sendable {
             return Array(originals.values)
         }
         return restores.map { $0() }
+    }
+}
+
+/// A set of keys, kept as a short list while it is short: most apps have a few article-style keys, and searching a
+/// few identifiers costs a read less than hashing one.
+struct Keys {
+    // `nonisolated(unsafe)`: only so that a module whose default isolation is the main actor leaves these alone; the
+    // thread that owns the `ThreadState` holding the value is the only one to touch them.
+    private nonisolated(unsafe) var few: [ObjectIdentifier] = []
+    private nonisolated(unsafe) var many: Set<ObjectIdentifier> = []
+    private static nonisolated let listLimit = 16
+
+    nonisolated init() {}
+
+    @inline(__always)
+    nonisolated func contains(_ id: ObjectIdentifier) -> Bool {
+        guard many.isEmpty else { return many.contains(id) }
+        for key in few where key == id { return true }
+        return false
+    }
+
+    nonisolated mutating func insert(_ id: ObjectIdentifier) {
+        guard !contains(id) else { return }
+        guard many.isEmpty, few.count < Self.listLimit else {
+            many.formUnion(few)
+            few = []
+            many.insert(id)
+            return
+        }
+        few.append(id)
     }
 }
 

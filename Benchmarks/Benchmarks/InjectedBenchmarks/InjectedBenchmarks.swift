@@ -137,6 +137,16 @@ let benchmarks: @Sendable () -> Void = {
             measurePairs(benchmark, subject: capturedRuns, reference: freshScopes)
         }
     }
+    // An article-style key, whose variable the store reads holding the thread's variable lock.
+    pairedBenchmark("Injected article-style key / article pattern", subject: settableReads, reference: articleReads)
+    // A callback that captures again in each run must hold one scope, however many hops it has made.
+    let tenHops = captureHops(10)
+    let manyHops = captureHops(10_000)
+    pairedBenchmark(
+        "Injected read after 10,000 capture hops / after 10 hops",
+        subject: { count in manyHops.run { injectedReads(count) } },
+        reference: { count in tenHops.run { injectedReads(count) } }
+    )
     pairedBenchmark("swift-dependencies / Injected", subject: dependenciesReads, reference: injectedReads)
     pairedBenchmark("Swinject / Injected", subject: { swinjectReads(container, $0) }, reference: injectedReads)
     // The store holds 10 or 10,000 keys, never both at once, so each is compared with the article's read, and the
@@ -272,6 +282,24 @@ func articleReads(_ count: Int) {
 func injectedReads(_ count: Int) {
     let controller = InjectedController()
     for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+func settableReads(_ count: Int) {
+    let controller = SettableController()
+    for _ in 0..<count { blackHole(controller.provider.id) }
+}
+
+/// A scope captured `hops` times, each time inside a run of the previous capture, as a polling callback does.
+func captureHops(_ hops: Int) -> InjectedValues.CapturedScope {
+    var captured = withInjectedValues {
+        $0.provider = Provider(id: 8)
+    } operation: {
+        InjectedValues.capture()
+    }
+    for _ in 0..<hops {
+        captured = captured.run { InjectedValues.capture() }
+    }
+    return captured
 }
 
 /// Reads through a controller that was made in a scope, wherever the batch runs.
@@ -555,6 +583,14 @@ enum ProviderKey: ReadOnlyInjectionKey {
     static let currentValue: any Providing = Provider(id: 1)
 }
 
+enum SettableProviderKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue: any Providing = Provider(id: 1)
+}
+
+struct SettableController {
+    @Injected(\.settableProvider) var provider
+}
+
 enum CachedServiceKey: ReadOnlyInjectionKey {
     static var currentValue: any Providing { Provider(id: 5) }
     static var lifetime: InjectionLifetime { .cached }
@@ -586,6 +622,11 @@ enum CachedFiveKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    var settableProvider: any Providing {
+        get { Self[SettableProviderKey.self] }
+        set { Self[SettableProviderKey.self] = newValue }
+    }
+
     var cachedOne: any Providing { Self[CachedOneKey.self] }
     var cachedTwo: any Providing { Self[CachedTwoKey.self] }
     var cachedThree: any Providing { Self[CachedThreeKey.self] }
