@@ -509,7 +509,7 @@ public struct Injected<Value> {
             guard let scope else { return InjectedValues[keyPath] }
             // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
             // the reads they make, in this thread's context, for the length of this read.
-            return ThreadState.current.lending(scope) { InjectedValues[keyPath] }
+            return ThreadState.lending(scope) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -520,7 +520,7 @@ public struct Injected<Value> {
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            ThreadState.current.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
+            ThreadState.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -947,6 +947,8 @@ final class TestPolicy: @unchecked Sendable {
 final class InjectionScope: @unchecked Sendable {
     // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and written
     // only while holding `lock`, and the other stored properties never change.
+    // `@exclusivity(unchecked)`: holding the lock makes every access to `settled` and `live` exclusive, and none spans
+    // a call that could reach them again, so the runtime's check is skipped on the read path.
 
     /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is active.
     ///
@@ -996,9 +998,9 @@ final class InjectionScope: @unchecked Sendable {
     nonisolated let lock: Lock
     /// What the update closure set, which objects made in the scope see once the operation has returned, and what
     /// writes through their properties from outside any scope change from then on.
-    nonisolated(unsafe) var settled = Overrides()
+    @exclusivity(unchecked) nonisolated(unsafe) var settled = Overrides()
     /// The run of the scope's operation, while it runs.
-    nonisolated(unsafe) var live: Run?
+    @exclusivity(unchecked) nonisolated(unsafe) var live: Run?
     /// The `.cached` values of a root, built or being built.
     nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
     /// For the global store, the threads that have a view of it, which its writes and resets update.
@@ -1322,8 +1324,7 @@ enum InjectionStore {
     /// - A new property, or a capture, remembers what the context fixes (in an update closure, the scope around; in a
     ///   `.cached` default, none), and otherwise where a read would look.
     @inline(__always)
-    static nonisolated func resolve(_ purpose: Purpose, on thread: ThreadState) -> Resolution {
-        let context = thread.context
+    static nonisolated func resolve(_ purpose: Purpose, in context: Context) -> Resolution {
         // Pattern matching rather than `==`, whose synthesized conformance a module isolated to the main actor by
         // default would isolate.
         let isWrite: Bool
@@ -1347,7 +1348,7 @@ enum InjectionStore {
 
     /// The scope that an `@Injected` property made now remembers.
     static nonisolated func scopeForNewProperty() -> InjectionScope? {
-        switch resolve(.newProperty, on: ThreadState.current) {
+        switch resolve(.newProperty, in: ThreadState.currentContext) {
         case .global: nil
         case .run(let run): run.scope
         case .scope(let scope): scope
@@ -1360,7 +1361,7 @@ enum InjectionStore {
     static nonisolated func scopeForCapture() -> InjectionScope? {
         var run: InjectionScope.Run?
         var scope: InjectionScope?
-        switch resolve(.newProperty, on: ThreadState.current) {
+        switch resolve(.newProperty, in: ThreadState.currentContext) {
         case .global: return nil
         case .run(let active):
             run = active
@@ -1379,10 +1380,11 @@ enum InjectionStore {
     /// `variable` says the key is an `InjectionKey`, whose `currentValue` the store reads holding the thread's
     /// variable lock.
     static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
-        let thread = ThreadState.current
-        switch resolve(.read, on: thread) {
+        // The thread's state is looked up once, and retained only where the read reaches the global store.
+        let state = pthread_getspecific(threadKey)
+        switch resolve(.read, in: ThreadState.context(at: state)) {
         case .global:
-            return globalValue(for: key, variable: variable, on: thread)
+            return globalValue(for: key, variable: variable, on: ThreadState.current(at: state))
         case .run(let run):
             // The common scoped read, an override in the active run, in line.
             run.lock.lock()
@@ -1392,11 +1394,25 @@ enum InjectionStore {
                 return value
             }
             run.lock.unlock()
-            return value(for: key, variable: variable, from: run.scope, in: run, on: thread)
+            return value(for: key, variable: variable, from: run.scope, in: run, on: ThreadState.current)
         case .scope(let scope):
-            return value(for: key, variable: variable, from: scope, in: nil, on: thread)
+            // A read through a property made in a scope, outside any scope: its own overrides, in line.
+            scope.lock.lock()
+            if let box = scope.overrideBox(for: ObjectIdentifier(key), in: nil) {
+                let value = unbox(box, as: K.Value.self)
+                scope.lock.unlock()
+                return value
+            }
+            scope.lock.unlock()
+            return value(for: key, variable: variable, from: scope, in: nil, on: ThreadState.current)
         case .lent(let reader, let remembered):
-            return value(for: key, variable: variable, readIn: reader, remembered: remembered, on: thread)
+            return value(
+                for: key,
+                variable: variable,
+                readIn: reader,
+                remembered: remembered,
+                on: ThreadState.current
+            )
         }
     }
 
@@ -1639,7 +1655,7 @@ enum InjectionStore {
         let id = ObjectIdentifier(key)
         let box = Box(value)
         let replaced: [AnyObject]
-        switch resolve(.write, on: ThreadState.current) {
+        switch resolve(.write, in: ThreadState.currentContext) {
         case .global:
             if let settable = key as? any InjectionKey.Type {
                 return assign(value, to: settable)
@@ -1695,7 +1711,7 @@ enum InjectionStore {
     /// Drops every override (and a root's cache) where writes go.
     static nonisolated func reset() {
         let dropped: [AnyObject]
-        switch resolve(.write, on: ThreadState.current) {
+        switch resolve(.write, in: ThreadState.currentContext) {
         case .global:
             // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
             let restored = variables.restoreAll(on: ThreadState.current)
@@ -1841,12 +1857,7 @@ final class ThreadState: @unchecked Sendable {
     /// This thread's state, made on first use and released when the thread exits.
     @inline(__always)
     static nonisolated var current: ThreadState {
-        if let pointer = pthread_getspecific(threadKey) {
-            // The slot holds the reference passed to it in `makeCurrent()` until the thread exits, so the state is
-            // alive.
-            return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
-        }
-        return makeCurrent()
+        current(at: pthread_getspecific(threadKey))
     }
 
     /// Makes this thread's state, on its first use of the library.
@@ -1863,6 +1874,28 @@ final class ThreadState: @unchecked Sendable {
     /// The context of the operation in progress on this thread; read by this thread only.
     nonisolated var context: Context { own.context }
 
+    /// The context of the operation in progress on the current thread, read without retaining its state.
+    @inline(__always)
+    static nonisolated var currentContext: Context {
+        context(at: pthread_getspecific(threadKey))
+    }
+
+    /// The context in the state at `pointer`, this thread's thread-specific data, read without retaining the state.
+    @inline(__always)
+    static nonisolated func context(at pointer: UnsafeMutableRawPointer?) -> Context {
+        guard let pointer else { return Context() }
+        // The slot holds a reference to the state until the thread exits, so the state is alive.
+        return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue().own.context
+    }
+
+    /// The state at `pointer`, this thread's thread-specific data, or a new one where the thread has none yet.
+    @inline(__always)
+    static nonisolated func current(at pointer: UnsafeMutableRawPointer?) -> ThreadState {
+        guard let pointer else { return makeCurrent() }
+        // The slot holds a reference to the state until the thread exits, so the state is alive.
+        return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
     /// Runs `body` in `context`, then restores the context it replaced.
     @inline(__always)
     nonisolated func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
@@ -1875,13 +1908,20 @@ final class ThreadState: @unchecked Sendable {
     /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
     /// scope.
     @inline(__always)
-    nonisolated func lending<T>(_ scope: InjectionScope, forWrite: Bool = false, _ body: () throws -> T) rethrows -> T {
+    static nonisolated func lending<T>(
+        _ scope: InjectionScope,
+        forWrite: Bool = false,
+        _ body: () throws -> T
+    ) rethrows -> T {
         // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of generic
-        // metadata. The property that calls this holds `scope` for the whole call.
-        let outer = own.context
-        own.context.lent = scope
-        own.context.lendsWrites = forWrite
-        defer { own.context = outer }
+        // metadata. The property that calls this holds `scope` for the whole call. The state is reached through its
+        // unretained reference at each use, which the thread-specific slot keeps alive until the thread exits, so that
+        // a read retains nothing for it.
+        let state = Unmanaged<ThreadState>.passUnretained(current)
+        let outer = state.takeUnretainedValue().own.context
+        state.takeUnretainedValue().own.context.lent = scope
+        state.takeUnretainedValue().own.context.lendsWrites = forWrite
+        defer { state.takeUnretainedValue().own.context = outer }
         return try body()
     }
 
