@@ -149,7 +149,11 @@ case "article":
 case "nothing-overridden":
     print(readInjected(InjectedController(), count))
 case "made-in-an-ended-scope":
-    let controller = withInjectedValues { $0.provider = Provider(id: 6) } operation: { InjectedController() }
+    let controller = withInjectedValues {
+        $0.provider = Provider(id: 6)
+    } operation: {
+        InjectedController()
+    }
     print(readInjected(controller, count))
 case "article-style-key":
     print(readSettable(SettableController(), count))
