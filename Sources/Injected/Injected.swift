@@ -303,8 +303,8 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectionStore.value(for: key, variable: false) }
-        set { InjectionStore.override(key, with: newValue) }
+        get { InjectedValues.Store.value(for: key, variable: false) }
+        set { InjectedValues.Store.override(key, with: newValue) }
     }
 
     /// Reads or overrides the dependency an article-style key stands for, taking turns with the store's writes to
@@ -317,8 +317,8 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
-        get { InjectionStore.value(for: key, variable: true) }
-        set { InjectionStore.override(key, with: newValue) }
+        get { InjectedValues.Store.value(for: key, variable: true) }
+        set { InjectedValues.Store.override(key, with: newValue) }
     }
 
     /// Reads or overrides a dependency through its accessor's key path.
@@ -345,7 +345,7 @@ public struct InjectedValues: Sendable {
             var values = InjectedValues()
             // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
             // caller made: it caches nothing and, in a strict test, reports nothing.
-            ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
+            InjectedValues.ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
         }
     }
 
@@ -376,7 +376,8 @@ public struct InjectedValues: Sendable {
     /// }
     /// ```
     ///
-    /// It behaves exactly like the static subscript `InjectedValues[Key.self]`: an instance carries no state of its own.
+    /// It behaves exactly like the static subscript `InjectedValues[Key.self]`: an instance carries no state of its
+    /// own.
     ///
     /// - Parameter key: The key of the dependency.
     public nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
@@ -410,7 +411,7 @@ public struct InjectedValues: Sendable {
     /// InjectedValues.reset()   // reads return the key's default again
     /// ```
     public static nonisolated func reset() {
-        InjectionStore.reset()
+        InjectedValues.Store.reset()
     }
 }
 
@@ -468,19 +469,24 @@ public struct InjectedValues: Sendable {
 /// scope of the object that asked for it.
 @propertyWrapper
 public struct Injected<Value> {
-    // `nonisolated(unsafe)`: a key path is immutable once formed; see the `Sendable` conformance below.
-    private nonisolated(unsafe) let keyPath: KeyPath<InjectedValues, Value>
+    /// The dependency's key path.
+    ///
+    /// `nonisolated(unsafe)`: a key path is immutable once formed, and `KeyPath` is not declared `Sendable` only
+    /// because a path can capture the arguments of subscripts it goes through; paths into `InjectedValues` go through
+    /// accessor properties, which capture nothing. A `var`, never assigned after the initializers, because Swift warns
+    /// that the annotation is unnecessary on a constant in an app that declares key paths `Sendable` itself.
+    private nonisolated(unsafe) var keyPath: KeyPath<InjectedValues, Value>
     /// The scope active at creation, kept for the property's whole life; `nil` outside any scope.
-    private nonisolated let scope: InjectionScope?
+    private nonisolated let scope: InjectedValues.Scope?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
-    private nonisolated let readOnlyDeclaration: ReadOnlyDeclaration?
+    private nonisolated let readOnlyDeclaration: InjectedValues.ReadOnlyDeclaration?
 
     /// Creates a property that reads and writes the dependency at a key path.
     ///
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public nonisolated init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.scope = InjectionStore.scopeForNewProperty()
+        self.scope = InjectedValues.Store.scopeForNewProperty()
         self.readOnlyDeclaration = nil
     }
 
@@ -496,8 +502,8 @@ public struct Injected<Value> {
     public nonisolated init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line)
     {
         self.keyPath = keyPath
-        self.scope = InjectionStore.scopeForNewProperty()
-        self.readOnlyDeclaration = ReadOnlyDeclaration(file: file, line: line)
+        self.scope = InjectedValues.Store.scopeForNewProperty()
+        self.readOnlyDeclaration = InjectedValues.ReadOnlyDeclaration(file: file, line: line)
     }
 
     /// The dependency, resolved on every access.
@@ -509,18 +515,18 @@ public struct Injected<Value> {
             guard let scope else { return InjectedValues[keyPath] }
             // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
             // the reads they make, in this thread's context, for the length of this read.
-            return ThreadState.lending(scope) { InjectedValues[keyPath] }
+            return InjectedValues.ThreadState.lending(scope) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
-                fatalError(readOnlyWriteMessage())
+                fatalError(readOnlyWriteMessage(keyPath))
             }
             guard let scope else {
                 InjectedValues[writable] = newValue
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            ThreadState.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
+            InjectedValues.ThreadState.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -547,7 +553,7 @@ public struct Injected<Value> {
         InjectedValues.CapturedScope(scope: scope)
     }
 
-    private nonisolated func readOnlyWriteMessage() -> String {
+    private nonisolated func readOnlyWriteMessage(_ keyPath: KeyPath<InjectedValues, Value>) -> String {
         var declaration = ""
         if let readOnlyDeclaration {
             declaration = ", declared at \(readOnlyDeclaration.file):\(readOnlyDeclaration.line)"
@@ -561,20 +567,19 @@ public struct Injected<Value> {
     }
 }
 
-// The stored key path is immutable once formed. `KeyPath` is not declared `Sendable` only because a path can capture
-// the arguments of subscripts it goes through; paths into `InjectedValues` go through accessor properties, which
-// capture nothing. The other stored properties are immutable references to `Sendable` classes.
-extension Injected: @unchecked Sendable where Value: Sendable {}
+extension Injected: Sendable where Value: Sendable {}
 
-/// The declaration site of a read-only ``Injected`` property, allocated only for read-only properties so that the
-/// common, writable wrapper stays small.
-final class ReadOnlyDeclaration: Sendable {
-    nonisolated let file: StaticString
-    nonisolated let line: UInt
+extension InjectedValues {
+    /// The declaration site of a read-only ``Injected`` property, allocated only for read-only properties so that the
+    /// common, writable wrapper stays small.
+    final class ReadOnlyDeclaration: Sendable {
+        nonisolated let file: StaticString
+        nonisolated let line: UInt
 
-    nonisolated init(file: StaticString, line: UInt) {
-        self.file = file
-        self.line = line
+        nonisolated init(file: StaticString, line: UInt) {
+            self.file = file
+            self.line = line
+        }
     }
 }
 
@@ -624,8 +629,8 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectionScope.active
-    return try InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
+    let enclosing = InjectedValues.Scope.active
+    return try InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
 }
 
 /// Runs an asynchronous operation with some dependencies overridden, for the operation and every task it starts.
@@ -653,11 +658,15 @@ public nonisolated func withInjectedValues<R>(
 public func withInjectedValues<R>(
     fresh: Bool = false,
     _ update: (inout InjectedValues) throws -> Void,
-    isolation: isolated (any Actor)? = #isolation,
+    isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectionScope.active
-    return try await InjectionScope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
+    let enclosing = InjectedValues.Scope.active
+    return try await InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(
+        madeIn: enclosing,
+        update,
+        operation
+    )
 }
 
 // MARK: - Carrying scopes into later and escaping work
@@ -702,8 +711,8 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let reader = InjectionScope.active
-    return try InjectionScope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
+    let reader = InjectedValues.Scope.active
+    return try InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
 }
 
 /// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
@@ -724,11 +733,11 @@ public nonisolated func withInjectedValues<R>(
 public func withInjectedValues<R>(
     from scope: InjectedValues.CapturedScope,
     _ update: (inout InjectedValues) throws -> Void,
-    isolation: isolated (any Actor)? = #isolation,
+    isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let reader = InjectionScope.active
-    return try await InjectionScope.makeNested(basedOn: scope.scope, in: reader).run(
+    let reader = InjectedValues.Scope.active
+    return try await InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(
         madeIn: reader,
         update,
         operation
@@ -782,7 +791,7 @@ extension InjectedValues {
     ///
     /// - Returns: The captured scope, which keeps the scope alive for as long as it lives.
     public static nonisolated func capture() -> CapturedScope {
-        CapturedScope(scope: InjectionStore.scopeForCapture())
+        CapturedScope(scope: InjectedValues.Store.scopeForCapture())
     }
 
     /// A scope captured by ``InjectedValues/capture()`` or handed out by an ``Injected`` property, to run code in it
@@ -794,9 +803,9 @@ extension InjectedValues {
     /// the captured scope and the scopes around it. Where the scopes active at the run are in another fresh scope's
     /// world, they alone count. A capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        nonisolated let scope: InjectionScope?
+        nonisolated let scope: InjectedValues.Scope?
 
-        nonisolated init(scope: InjectionScope?) {
+        nonisolated init(scope: InjectedValues.Scope?) {
             self.scope = scope
         }
 
@@ -817,7 +826,7 @@ extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public func run<R>(
-            isolation: isolated (any Actor)? = #isolation,
+            isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
             try await withInjectedValues(from: self, { _ in }, isolation: isolation, operation: body)
@@ -854,8 +863,8 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectionScope.active
-    let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
+    let enclosing = InjectedValues.Scope.active
+    let scope = InjectedValues.Scope.makeTestScope(InjectedValues.TestPolicy(report: strict), in: enclosing)
     return try scope.run(madeIn: enclosing, update, operation)
 }
 
@@ -875,1527 +884,1591 @@ public nonisolated func withTestInjectedValues<R>(
 public func withTestInjectedValues<R>(
     strict: (@Sendable (_ message: String) -> Void)?,
     _ update: (inout InjectedValues) throws -> Void,
-    isolation: isolated (any Actor)? = #isolation,
+    isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectionScope.active
-    let scope = InjectionScope.makeTestScope(TestPolicy(report: strict), in: enclosing)
+    let enclosing = InjectedValues.Scope.active
+    let scope = InjectedValues.Scope.makeTestScope(InjectedValues.TestPolicy(report: strict), in: enclosing)
     return try await scope.run(madeIn: enclosing, update, operation)
 }
 
-/// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
-/// inside it, so that the test reports each key once.
-final class TestPolicy: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `reported` is read and written only while holding `lock`, and
-    // `report` never changes.
+extension InjectedValues {
+    /// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
+    /// inside it, so that the test reports each key once.
+    final class TestPolicy: Sendable {
+        /// Called the first time in the test that a key with neither an override nor a test value is read; `nil` when
+        /// the test is not strict.
+        nonisolated let report: (@Sendable (String) -> Void)?
+        /// The keys reported so far.
+        private nonisolated let reported = Lock(Swift.Set<ObjectIdentifier>())
 
-    /// Called the first time in the test that a key with neither an override nor a test value is read; `nil` when
-    /// the test is not strict.
-    nonisolated let report: (@Sendable (String) -> Void)?
-    private nonisolated let lock = Lock(withCondition: false)
-    private nonisolated(unsafe) var reported: Set<ObjectIdentifier> = []
+        nonisolated init(report: (@Sendable (String) -> Void)?) {
+            self.report = report
+        }
 
-    nonisolated init(report: (@Sendable (String) -> Void)?) {
-        self.report = report
-    }
-
-    /// Records that the test read `id` with no test value, and returns whether it is the first time.
-    nonisolated func isFirstReport(of id: ObjectIdentifier) -> Bool {
-        lock.withLock { reported.insert(id).inserted }
-    }
-}
-
-// MARK: - Storage
-//
-// The machinery in one page (the guarantees article says the same at more length, as a table):
-//
-// - Context. An operation's context is carried by the task-local `InjectionScope.binding`, which holds the `Run` of
-//   the innermost active scope, and by one per-thread record, `ThreadState`, whose `Context` a synchronous entry
-//   point sets for its own length and restores: the scope a property lends to the reads its key path makes (and, for
-//   its setter, the write), the scope new properties remember in an update closure or a `.cached` default, and
-//   whether reads are the read half of a write through a key path. An operation nested in another (a default, a
-//   `.cached` build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
-//   `InjectionStore.resolve(_:on:)` alone turns the two into the scopes a read, a write, a new property or a capture
-//   uses.
-// - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the global
-//   store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only what its
-//   update closure set, made where properties remember the scope around it, and a root's cache, made where they
-//   remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the `Run`,
-//   which the binding holds and the scope holds only until the operation returns; so what a scope keeps never keeps
-//   it alive, whatever route a value took.
-// - Views. Each thread reads the global store through a view of its own, behind a lock of its own that its reads take
-//   alone. An entry is added only by its own thread, holding the global store's lock; a global write or reset removes
-//   the entries it makes wrong from every view, holding the same lock.
-// - Builds. A `.cached` value is built outside every lock by the first thread to find it missing, which records a
-//   `BuildTicket` in the root's cache; others wait on the root's condition. Who waits for whom is recorded under
-//   `InjectionStore.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
-// - Article-style variables. The store reads an `InjectionKey`'s `currentValue` holding the reading thread's own
-//   variable lock, and assigns it holding every registered thread's, so reads and writes made through the store never
-//   race. A variable's first read, which may run its initializer, holds no lock: `InjectionStore.variables` makes
-//   writes to that key wait until it has returned.
-// - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
-//   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits`; never two scopes' locks at once.
-//   No user code runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue` under the
-//   variable locks, and a computed `currentValue` getter under its reader's: defaults and initializers are evaluated
-//   after unlocking, and every value a lock's holder removes is released after it unlocks.
-
-/// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
-///
-/// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
-/// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for the
-/// scopes below it. An `@Injected` property made in a scope holds the scope for the property's whole life.
-final class InjectionScope: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and written
-    // only while holding `lock`, and the other stored properties never change.
-    // `@exclusivity(unchecked)`: holding the lock makes every access to `settled` and `live` exclusive, and none spans
-    // a call that could reach them again, so the runtime's check is skipped on the read path.
-
-    /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is active.
-    ///
-    /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
-    /// with no scope, every read on every thread would then write to the global store's reference count. It is a
-    /// struct rather than an optional because copying a task-local optional out looks up the optional's type metadata,
-    /// on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module whose default
-    /// isolation is the main actor would isolate to it.
-    static nonisolated let binding = TaskLocal(wrappedValue: Binding(run: nil))
-
-    /// What `binding` holds.
-    struct Binding: Sendable {
-        nonisolated let run: Run?
-
-        nonisolated init(run: Run?) {
-            self.run = run
+        /// Records that the test read `id` with no test value, and returns whether it is the first time.
+        nonisolated func isFirstReport(of id: ObjectIdentifier) -> Bool {
+            reported.withLock { $0.insert(id).inserted }
         }
     }
 
-    /// The innermost active scope of the current task, or `nil` when only the global store is active.
-    static nonisolated var active: InjectionScope? { binding.get().run?.scope }
+    // MARK: - Storage
+    //
+    // The machinery in one page (the guarantees article says the same at more length, as a table):
+    //
+    // - Context. An operation's context is carried by the task-local `Scope.binding`, which holds the `Run` of the
+    //   innermost active scope, and by one per-thread record, `ThreadState`, whose `Context` a synchronous entry point
+    //   sets for its own length and restores: the scope a property lends to the reads its key path makes (and, for its
+    //   setter, the write), the scope new properties remember in an update closure or a `.cached` default, and whether
+    //   reads are the read half of a write through a key path. An operation nested in another (a default, a `.cached`
+    //   build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
+    //   `Store.resolve(_:in:)` alone turns the two into the scopes a read, a write, a new property or a capture uses.
+    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the
+    //   global store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only
+    //   what its update closure set, made where properties remember the scope around it, and a root's cache, made where
+    //   they remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the
+    //   `Run`, which the binding holds and the scope holds only until the operation returns; so what a scope keeps
+    //   never keeps it alive, whatever route a value took.
+    // - Views. Each thread reads the global store through a view of its own, behind a lock of its own that its reads
+    //   take alone. An entry is added only by its own thread, holding the global store's lock; a global write or reset
+    //   removes the entries it makes wrong from every view, holding the same lock.
+    // - Builds. A `.cached` value is built outside every lock by the first thread to find it missing, which records a
+    //   `BuildTicket` in the root's cache; others wait on the root's condition. Who waits for whom is recorded under
+    //   `Store.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
+    // - Article-style variables. The store reads an `InjectionKey`'s `currentValue` holding the reading thread's own
+    //   variable lock, and assigns it holding every registered thread's, so reads and writes made through the store
+    //   never race. A variable's first read, which may run its initializer, holds no lock: `Store.variables` makes
+    //   writes to that key wait until it has returned.
+    // - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
+    //   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits`, then a `BuildTicket`'s; never
+    //   two scopes' locks at once; a `TestPolicy`'s alone. No user code runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue`
+    //   under the variable locks, and a computed `currentValue` getter under its reader's: defaults and initializers
+    //   are evaluated after unlocking, and every value a lock's holder removes is released after it unlocks.
 
-    /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
-    /// binding holds.
+    /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
     ///
-    /// Writes made in the run go to `overrides`, which hold the update closure's values too. The scope holds its run
-    /// only while the operation runs, so values written during the operation, or later by a task it started, which
-    /// may remember the scope, are kept by the run alone, and released with the last task that binds it.
-    final class Run: @unchecked Sendable {
-        // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
-        // `lock`, the scope's, and the other stored properties never change.
-        // `@exclusivity(unchecked)`: holding the lock makes every access exclusive, and none spans a call that could
-        // reach `overrides` again, so the runtime's check, a large part of a scoped read's cost, is skipped.
-        nonisolated let scope: InjectionScope
-        /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
-        nonisolated let lock: Lock
-        @exclusivity(unchecked) nonisolated(unsafe) var overrides = Overrides()
+    /// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
+    /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for
+    /// the scopes below it. An `@Injected` property made in a scope holds the scope for the property's whole life.
+    final class Scope: @unchecked Sendable {
+        // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and
+        // written only while holding `lock`, and the other stored properties never change.
 
-        nonisolated init(scope: InjectionScope, overrides: Overrides = Overrides()) {
-            self.scope = scope
-            self.lock = scope.lock
-            self.overrides = overrides
-        }
-    }
+        /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is
+        /// active.
+        ///
+        /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
+        /// with no scope, every read on every thread would then write to the global store's reference count. It is a
+        /// struct rather than an optional because copying a task-local optional out looks up the optional's type
+        /// metadata, on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module
+        /// whose default isolation is the main actor would isolate to it.
+        static nonisolated let binding = Swift.TaskLocal(wrappedValue: Binding(run: nil))
 
-    nonisolated let parent: InjectionScope?
-    nonisolated let lock: Lock
-    /// What the update closure set, which objects made in the scope see once the operation has returned, and what
-    /// writes through their properties from outside any scope change from then on.
-    @exclusivity(unchecked) nonisolated(unsafe) var settled = Overrides()
-    /// The run of the scope's operation, while it runs.
-    @exclusivity(unchecked) nonisolated(unsafe) var live: Run?
-    /// The `.cached` values of a root, built or being built.
-    nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
-    /// For the global store, the threads that have a view of it, which its writes and resets update.
-    nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
+        /// What `binding` holds.
+        struct Binding: Sendable {
+            nonisolated let run: Run?
 
-    /// For a scope based on a captured scope, the scopes active where it was opened, whose overrides come before
-    /// `parent`'s.
-    nonisolated let overlay: Overlay?
-
-    /// The scopes whose overrides a scope based on a captured scope reads first: from `reader` outwards, short of
-    /// `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
-    struct Overlay: Sendable {
-        nonisolated let reader: InjectionScope
-        nonisolated let shared: InjectionScope
-
-        nonisolated init(reader: InjectionScope, shared: InjectionScope) {
-            self.reader = reader
-            self.shared = shared
-        }
-    }
-    /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
-    nonisolated let testPolicy: TestPolicy?
-
-    private nonisolated init(parent: InjectionScope?, overlay: Overlay? = nil, testPolicy: TestPolicy? = nil) {
-        self.parent = parent
-        self.overlay = overlay
-        self.testPolicy = testPolicy
-        // Only a root caches, so only a root has threads waiting for a build.
-        lock = Lock(withCondition: parent == nil)
-    }
-
-    /// The global store.
-    static nonisolated func makeGlobal() -> InjectionScope {
-        InjectionScope(parent: nil)
-    }
-
-    /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
-    static nonisolated func makeNested(fresh: Bool, in enclosing: InjectionScope?) -> InjectionScope {
-        guard fresh else { return InjectionScope(parent: enclosing ?? InjectionStore.global) }
-        // A fresh scope inside a test is still in the test.
-        return InjectionScope(parent: nil, testPolicy: enclosing?.root.testPolicy)
-    }
-
-    /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
-    static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: InjectionScope?) -> InjectionScope {
-        if let enclosing, enclosing.root.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
-        return InjectionScope(parent: nil, testPolicy: policy)
-    }
-
-    /// A scope nested in `base`, a captured scope, opened where `reader` is the innermost active scope.
-    ///
-    /// Reads in it see the reader's overrides first, as reads through an object made in `base` would. With no `base`,
-    /// or a `base` in another fresh scope's world than the reader's, it is nested in the reader.
-    static nonisolated func makeNested(basedOn base: InjectionScope?, in reader: InjectionScope?) -> InjectionScope {
-        guard let base else { return makeNested(fresh: false, in: reader) }
-        guard let reader else { return InjectionScope(parent: base) }
-        // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
-        guard let shared = InjectionStore.innermostShared(reader, base), shared !== base else {
-            return makeNested(fresh: false, in: reader)
-        }
-        return InjectionScope(parent: base, overlay: Overlay(reader: reader, shared: shared))
-    }
-
-    /// A scope that reads as a property remembering `remembered` reads inside `reader`, for a property made there.
-    ///
-    /// Usually one of the two; a new scope only when the two each contribute overrides.
-    static nonisolated func combining(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope {
-        guard let shared = InjectionStore.innermostShared(reader, remembered), shared !== remembered else {
-            return reader
-        }
-        if shared === reader { return remembered }
-        return InjectionScope(parent: remembered, overlay: Overlay(reader: reader, shared: shared))
-    }
-
-    /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
-    ///
-    /// Parents never change, so the walk needs no lock.
-    nonisolated var root: InjectionScope {
-        var scope = self
-        while let parent = scope.parent { scope = parent }
-        return scope
-    }
-
-    /// Runs the update closure and then the operation of a new scope, with its run bound, and ends it.
-    ///
-    /// Properties made in the update closure remember `enclosing`, the scope around this one, so that what the update
-    /// closure sets, which the scope keeps, never remembers the scope.
-    nonisolated func run<R>(
-        madeIn enclosing: InjectionScope?,
-        _ update: (inout InjectedValues) throws -> Void,
-        _ operation: () throws -> R
-    ) rethrows -> R {
-        let run = Run(scope: self)
-        defer { end() }
-        return try InjectionScope.binding.withValue(.init(run: run)) {
-            let thread = ThreadState.current
-            try thread.with(.update(madeIn: enclosing)) {
-                var values = InjectedValues()
-                try update(&values)
+            nonisolated init(run: Run?) {
+                self.run = run
             }
-            begin(run)
-            return try thread.with(Context(), operation)
         }
-    }
 
-    /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
-    func run<R>(
-        madeIn enclosing: InjectionScope?,
-        _ update: (inout InjectedValues) throws -> Void,
-        isolation: isolated (any Actor)? = #isolation,
-        _ operation: () async throws -> R
-    ) async rethrows -> R {
-        let run = Run(scope: self)
-        defer { end() }
-        return try await InjectionScope.binding.withValue(.init(run: run)) {
-            try ThreadState.current.with(.update(madeIn: enclosing)) {
-                var values = InjectedValues()
-                try update(&values)
+        /// The innermost active scope of the current task, or `nil` when only the global store is active.
+        static nonisolated var active: Scope? { binding.get().run?.scope }
+
+        /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
+        /// binding holds.
+        ///
+        /// Writes made in the run go to `overrides`, which hold the update closure's values too. The scope holds its
+        /// run only while the operation runs, so values written during the operation, or later by a task it started,
+        /// which may remember the scope, are kept by the run alone, and released with the last task that binds it.
+        final class Run: @unchecked Sendable {
+            // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
+            // `lock`, the scope's, and the other stored properties never change.
+            nonisolated let scope: Scope
+            /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
+            nonisolated let lock: Lock<Void>
+            nonisolated(unsafe) var overrides = Overrides()
+
+            nonisolated init(scope: Scope, overrides: Overrides = Overrides()) {
+                self.scope = scope
+                self.lock = scope.lock
+                self.overrides = overrides
             }
-            begin(run)
-            // Synchronous entry points set a thread's context only for their own length, so an asynchronous operation
-            // runs in none: its suspension points cannot fall inside one.
-            return try await operation()
         }
-    }
 
-    /// Starts the operation: what the update closure set is what the scope keeps.
-    private nonisolated func begin(_ run: Run) {
-        lock.withLock {
-            settled = run.overrides
-            live = run
+        nonisolated let parent: Scope?
+        nonisolated let lock: Lock<Void>
+        /// What the update closure set, which objects made in the scope see once the operation has returned, and what
+        /// writes through their properties from outside any scope change from then on.
+        nonisolated(unsafe) var settled = Overrides()
+        /// The run of the scope's operation, while it runs.
+        nonisolated(unsafe) var live: Run?
+        /// The `.cached` values of a root, built or being built.
+        nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
+        /// For the global store, the threads that have a view of it, which its writes and resets update.
+        nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
+
+        /// For a scope based on a captured scope, the scopes active where it was opened, whose overrides come before
+        /// `parent`'s.
+        nonisolated let overlay: Overlay?
+
+        /// The scopes whose overrides a scope based on a captured scope reads first: from `reader` outwards, short of
+        /// `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
+        struct Overlay: Sendable {
+            nonisolated let reader: Scope
+            nonisolated let shared: Scope
+
+            nonisolated init(reader: Scope, shared: Scope) {
+                self.reader = reader
+                self.shared = shared
+            }
         }
-    }
+        /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
+        nonisolated let testPolicy: TestPolicy?
 
-    /// Ends the operation: from now on, objects made in the scope see what its update closure set.
-    ///
-    /// The run's writes stay with the run, which the tasks still bound to it keep, and which is released with the
-    /// last of them.
-    private nonisolated func end() {
-        let ended: Run? = lock.withLock {
-            defer { live = nil }
-            return live
+        private nonisolated init(parent: Scope?, overlay: Overlay? = nil, testPolicy: TestPolicy? = nil) {
+            self.parent = parent
+            self.overlay = overlay
+            self.testPolicy = testPolicy
+            // Only a root caches, so only a root has threads waiting for a build.
+            lock = Lock()
         }
-        // Released here, outside the lock, because a value's deinit is user code.
-        withExtendedLifetime(ended) {}
-    }
 
-    /// The box of a key's override in this scope: in `run`, or else in the scope's live run or what it settled.
-    ///
-    /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
-    /// would cost every read a lookup of that optional's type metadata.
-    @inline(__always)
-    nonisolated func overrideBox(for id: ObjectIdentifier, in run: Run?) -> AnyObject? {
-        if let run = run ?? live { return run.overrides[id] }
-        return settled[id]
-    }
-
-    /// Whether the scope adds nothing to a lookup through it, right now: no overrides, no overlay, not a root.
-    nonisolated func addsNothing(in run: Run?) -> Bool {
-        guard parent != nil, overlay == nil else { return false }
-        return lock.withLock {
-            if let run = run ?? live { return run.overrides.isEmpty }
-            return settled.isEmpty
-        }
-    }
-
-    /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
-    ///
-    /// `overridden` says whether the write made an override, after which reading an `.uncached` key must look for one.
-    /// Called holding `lock`, of the global store.
-    nonisolated func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyObject] {
-        threads.values.compactMap { $0.removeViewEntry(for: id, overridden: overridden) }
-    }
-
-    /// Drops a root's cached value of a key, built or being built, and every view's copy of it, and returns what was
-    /// removed.
-    ///
-    /// Called holding `lock`. A build in progress is dropped as by a reset: its builder does not store what it builds.
-    nonisolated func forgetCached(_ id: ObjectIdentifier) -> [AnyObject] {
-        var dropped = self === InjectionStore.global ? forgetInViews(id, overridden: false) : []
-        if case .ready(let box)? = cache.removeValue(forKey: id) { dropped.append(box) }
-        lock.broadcast()
-        return dropped
-    }
-
-    /// Empties every thread's view after a global reset, and returns what was removed.
-    ///
-    /// Called holding `lock`, of the global store.
-    nonisolated func forgetAllInViews() -> [AnyObject] {
-        threads.values.flatMap { $0.removeViewEntries() }
-    }
-
-    /// Removes the overrides of `run`, or else of the scope, and a root's cached values, and returns them, to be
-    /// released once the lock is given up.
-    ///
-    /// Called holding `lock`. Builds in progress are dropped too: their builders still return what they build to their
-    /// callers, but do not store it, so the next read after a reset builds again.
-    nonisolated func takeAll(in run: Run?) -> [AnyObject] {
-        var taken: [AnyObject]
-        if let run = run ?? live {
-            taken = run.overrides.boxes
-            run.overrides = Overrides()
-        } else {
-            taken = settled.boxes
-            settled = Overrides()
-        }
-        for case .ready(let box) in cache.values { taken.append(box) }
-        cache = [:]
-        return taken
-    }
-}
-
-/// A scope's overrides, each a `Box` of its key's value type.
-///
-/// Most scopes override a few keys, so they are kept in a short list, searched in order, which costs a read less than
-/// hashing its key would; past `listLimit` of them they move to a dictionary.
-struct Overrides {
-    // `nonisolated(unsafe)`: only so that a module whose default isolation is the main actor leaves these alone; the
-    // scope that holds the value reads and writes them while holding its lock.
-    private nonisolated(unsafe) var few: [(id: ObjectIdentifier, box: AnyObject)] = []
-    private nonisolated(unsafe) var many: [ObjectIdentifier: AnyObject] = [:]
-    private static nonisolated let listLimit = 8
-
-    nonisolated init() {}
-
-    nonisolated var isEmpty: Bool { few.isEmpty && many.isEmpty }
-
-    /// Every box, for a reset.
-    nonisolated var boxes: [AnyObject] { few.map(\.box) + many.values }
-
-    @inline(__always)
-    nonisolated subscript(id: ObjectIdentifier) -> AnyObject? {
-        guard many.isEmpty else { return many[id] }
-        for index in few.indices where few[index].id == id {
-            return few[index].box
-        }
-        return nil
-    }
-
-    /// Sets a key's box, and returns the one it replaces.
-    mutating nonisolated func updateValue(_ box: AnyObject, forKey id: ObjectIdentifier) -> AnyObject? {
-        guard many.isEmpty else { return many.updateValue(box, forKey: id) }
-        if let index = few.firstIndex(where: { $0.id == id }) {
-            defer { few[index].box = box }
-            return few[index].box
-        }
-        if few.count < Self.listLimit {
-            few.append((id, box))
-        } else {
-            many = Dictionary(uniqueKeysWithValues: few.map { ($0.id, $0.box) })
-            many[id] = box
-            few = []
-        }
-        return nil
-    }
-}
-
-/// A value in the store, boxed so that one dictionary can hold values of every type.
-final class Box<Value: Sendable>: Sendable {
-    nonisolated let value: Value
-
-    nonisolated init(_ value: Value) {
-        self.value = value
-    }
-}
-
-/// The value in a box that the store made for a key whose value type is `Value`.
-///
-/// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value` type,
-/// so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would make.
-private nonisolated func unbox<Value: Sendable>(_ box: AnyObject, as type: Value.Type) -> Value {
-    unsafeDowncast(box, to: Box<Value>.self).value
-}
-
-/// The state of a `.cached` key in a root's cache.
-enum CacheEntry {
-    /// A thread is evaluating the key's `currentValue`; readers wait for it.
-    case building(BuildTicket)
-    /// The value, a `Box` of the key's value type.
-    case ready(AnyObject)
-}
-
-/// The global store and the operations on every scope.
-enum InjectionStore {
-    /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
-    static nonisolated let global = InjectionScope.makeGlobal()
-
-    /// The lock of the wait graph.
-    ///
-    /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
-    /// last, after a root's lock.
-    static nonisolated let waits = Lock(withCondition: false)
-
-    /// The article-style variables' first reads and writers.
-    static nonisolated let variables = Variables()
-
-    /// What an operation on the current thread is for, which decides the scopes it uses.
-    enum Purpose {
-        case read, write, newProperty
-    }
-
-    /// Where an operation looks or writes.
-    enum Resolution {
         /// The global store.
-        case global
-        /// A run's overrides, then its scope's parent, and so on.
-        case run(InjectionScope.Run)
-        /// A scope's overrides (its live run's, or what it settled), then its parent, and so on.
-        case scope(InjectionScope)
-        /// A run's scopes down to the one they share with `remembered`, then `remembered`'s lookup.
-        case lent(reader: InjectionScope.Run, remembered: InjectionScope)
-    }
+        static nonisolated func makeGlobal() -> Scope {
+            Scope(parent: nil)
+        }
 
-    /// The one place that decides which scopes an operation on this thread uses, from the task-local binding and the
-    /// thread's context.
-    ///
-    /// - A read looks in the active run's scopes; a property being read lends its scope, which comes after the run's
-    ///   own scopes, or alone outside any scope.
-    /// - A write goes to the active run; outside any scope, a property's setter writes to its own scope, and anything
-    ///   else to the global store.
-    /// - A new property, or a capture, remembers what the context fixes (in an update closure, the scope around; in a
-    ///   `.cached` default, none), and otherwise where a read would look.
-    @inline(__always)
-    static nonisolated func resolve(_ purpose: Purpose, in context: Context) -> Resolution {
-        // Pattern matching rather than `==`, whose synthesized conformance a module isolated to the main actor by
-        // default would isolate.
-        let isWrite: Bool
-        switch purpose {
-        case .read: isWrite = false
-        case .write: isWrite = true
-        case .newProperty:
-            isWrite = false
-            if context.fixesOrigin {
-                guard let origin = context.origin else { return .global }
-                return .scope(origin)
+        /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
+        static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?) -> Scope {
+            guard fresh else { return Scope(parent: enclosing ?? Store.global) }
+            // A fresh scope inside a test is still in the test.
+            return Scope(parent: nil, testPolicy: enclosing?.root.testPolicy)
+        }
+
+        /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
+        static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: Scope?) -> Scope {
+            if let enclosing, enclosing.root.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
+            return Scope(parent: nil, testPolicy: policy)
+        }
+
+        /// A scope nested in `base`, a captured scope, opened where `reader` is the innermost active scope.
+        ///
+        /// Reads in it see the reader's overrides first, as reads through an object made in `base` would. With no
+        /// `base`, or a `base` in another fresh scope's world than the reader's, it is nested in the reader.
+        static nonisolated func makeNested(basedOn base: Scope?, in reader: Scope?) -> Scope {
+            guard let base else { return makeNested(fresh: false, in: reader) }
+            guard let reader else { return Scope(parent: base) }
+            // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
+            guard let shared = Store.innermostShared(reader, base), shared !== base else {
+                return makeNested(fresh: false, in: reader)
+            }
+            return Scope(parent: base, overlay: Overlay(reader: reader, shared: shared))
+        }
+
+        /// A scope that reads as a property remembering `remembered` reads inside `reader`, for a property made there.
+        ///
+        /// Usually one of the two; a new scope only when the two each contribute overrides.
+        static nonisolated func combining(_ reader: Scope, _ remembered: Scope) -> Scope {
+            guard let shared = Store.innermostShared(reader, remembered), shared !== remembered else {
+                return reader
+            }
+            if shared === reader { return remembered }
+            return Scope(parent: remembered, overlay: Overlay(reader: reader, shared: shared))
+        }
+
+        /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
+        ///
+        /// Parents never change, so the walk needs no lock.
+        nonisolated var root: Scope {
+            var scope = self
+            while let parent = scope.parent { scope = parent }
+            return scope
+        }
+
+        /// Runs the update closure and then the operation of a new scope, with its run bound, and ends it.
+        ///
+        /// Properties made in the update closure remember `enclosing`, the scope around this one, so that what the
+        /// update closure sets, which the scope keeps, never remembers the scope.
+        nonisolated func run<R>(
+            madeIn enclosing: Scope?,
+            _ update: (inout InjectedValues) throws -> Void,
+            _ operation: () throws -> R
+        ) rethrows -> R {
+            let run = Run(scope: self)
+            defer { end() }
+            return try Scope.binding.withValue(.init(run: run)) {
+                let thread = ThreadState.current
+                try thread.with(.update(madeIn: enclosing)) {
+                    var values = InjectedValues()
+                    try update(&values)
+                }
+                begin(run)
+                return try thread.with(Context(), operation)
             }
         }
-        if let run = InjectionScope.binding.get().run {
-            guard !isWrite, let lent = context.lent, lent !== run.scope else { return .run(run) }
-            return .lent(reader: run, remembered: lent)
+
+        /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
+        func run<R>(
+            madeIn enclosing: Scope?,
+            _ update: (inout InjectedValues) throws -> Void,
+            isolation: isolated (any Swift.Actor)? = #isolation,
+            _ operation: () async throws -> R
+        ) async rethrows -> R {
+            let run = Run(scope: self)
+            defer { end() }
+            return try await Scope.binding.withValue(.init(run: run)) {
+                try ThreadState.current.with(.update(madeIn: enclosing)) {
+                    var values = InjectedValues()
+                    try update(&values)
+                }
+                begin(run)
+                // Synchronous entry points set a thread's context only for their own length, so an asynchronous
+                // operation runs in none: its suspension points cannot fall inside one.
+                return try await operation()
+            }
         }
-        if let lent = context.lent, !isWrite || context.lendsWrites { return .scope(lent) }
-        return .global
+
+        /// Starts the operation: what the update closure set is what the scope keeps.
+        private nonisolated func begin(_ run: Run) {
+            lock.withLock {
+                settled = run.overrides
+                live = run
+            }
+        }
+
+        /// Ends the operation: from now on, objects made in the scope see what its update closure set.
+        ///
+        /// The run's writes stay with the run, which the tasks still bound to it keep, and which is released with the
+        /// last of them.
+        private nonisolated func end() {
+            let ended: Run? = lock.withLock {
+                defer { live = nil }
+                return live
+            }
+            // Released here, outside the lock, because a value's deinit is user code.
+            withExtendedLifetime(ended) {}
+        }
+
+        /// The box of a key's override in this scope: in `run`, or else in the scope's live run or what it settled.
+        ///
+        /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
+        /// would cost every read a lookup of that optional's type metadata.
+        @inline(__always)
+        nonisolated func overrideBox(for id: ObjectIdentifier, in run: Run?) -> AnyBox? {
+            if let run = run ?? live { return run.overrides[id] }
+            return settled[id]
+        }
+
+        /// Whether the scope adds nothing to a lookup through it, right now: no overrides, no overlay, not a root.
+        nonisolated func addsNothing(in run: Run?) -> Bool {
+            guard parent != nil, overlay == nil else { return false }
+            return lock.withLock {
+                if let run = run ?? live { return run.overrides.isEmpty }
+                return settled.isEmpty
+            }
+        }
+
+        /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
+        ///
+        /// `overridden` says whether the write made an override, after which reading an `.uncached` key must look for
+        /// one. Called holding `lock`, of the global store.
+        nonisolated func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyBox] {
+            threads.values.compactMap { $0.removeViewEntry(for: id, overridden: overridden) }
+        }
+
+        /// Drops a root's cached value of a key, built or being built, and every view's copy of it, and returns what
+        /// was removed.
+        ///
+        /// Called holding `lock`. A build in progress is dropped as by a reset: its builder does not store what it
+        /// builds.
+        nonisolated func forgetCached(_ id: ObjectIdentifier) -> [AnyBox] {
+            var dropped = self === Store.global ? forgetInViews(id, overridden: false) : []
+            if case .ready(let box)? = cache.removeValue(forKey: id) { dropped.append(box) }
+            lock.broadcast()
+            return dropped
+        }
+
+        /// Empties every thread's view after a global reset, and returns what was removed.
+        ///
+        /// Called holding `lock`, of the global store.
+        nonisolated func forgetAllInViews() -> [AnyBox] {
+            threads.values.flatMap { $0.removeViewEntries() }
+        }
+
+        /// Removes the overrides of `run`, or else of the scope, and a root's cached values, and returns them, to be
+        /// released once the lock is given up.
+        ///
+        /// Called holding `lock`. Builds in progress are dropped too: their builders still return what they build to
+        /// their callers, but do not store it, so the next read after a reset builds again.
+        nonisolated func takeAll(in run: Run?) -> [AnyBox] {
+            var taken: [AnyBox]
+            if let run = run ?? live {
+                taken = run.overrides.boxes
+                run.overrides = Overrides()
+            } else {
+                taken = settled.boxes
+                settled = Overrides()
+            }
+            for case .ready(let box) in cache.values { taken.append(box) }
+            cache = [:]
+            return taken
+        }
     }
 
-    /// The scope that an `@Injected` property made now remembers.
-    static nonisolated func scopeForNewProperty() -> InjectionScope? {
-        switch resolve(.newProperty, in: ThreadState.currentContext) {
-        case .global: nil
-        case .run(let run): run.scope
-        case .scope(let scope): scope
-        case .lent(let reader, let remembered): InjectionScope.combining(reader.scope, remembered)
-        }
-    }
+    /// Any `Box`: the type in which the store keeps values of every type side by side.
+    typealias AnyBox = any AnyObject & Sendable
 
-    /// The scope that `InjectedValues.capture()` captures now: what a new property would remember, less the scopes
-    /// that add nothing to it, so that capturing again in each run of a capture never makes a chain.
-    static nonisolated func scopeForCapture() -> InjectionScope? {
-        var run: InjectionScope.Run?
-        var scope: InjectionScope?
-        switch resolve(.newProperty, in: ThreadState.currentContext) {
-        case .global: return nil
-        case .run(let active):
-            run = active
-            scope = active.scope
-        case .scope(let remembered): scope = remembered
-        case .lent(let reader, let remembered): scope = InjectionScope.combining(reader.scope, remembered)
-        }
-        while let current = scope, current.addsNothing(in: current === run?.scope ? run : nil) {
-            scope = current.parent
-        }
-        return scope === global ? nil : scope
-    }
-
-    /// Reads a key: from the scopes `resolve(_:on:)` gives, and else its default.
+    /// A scope's overrides, each a `Box` of its key's value type.
     ///
-    /// `variable` says the key is an `InjectionKey`, whose `currentValue` the store reads holding the thread's
-    /// variable lock.
-    static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
-        // The thread's state is looked up once, and retained only where the read reaches the global store.
-        let state = pthread_getspecific(threadKey)
-        switch resolve(.read, in: ThreadState.context(at: state)) {
-        case .global:
-            return globalValue(for: key, variable: variable, on: ThreadState.current(at: state))
-        case .run(let run):
-            // The common scoped read, an override in the active run, in line.
-            run.lock.lock()
-            if let box = run.overrides[ObjectIdentifier(key)] {
-                let value = unbox(box, as: K.Value.self)
+    /// Most scopes override a few keys, so they are kept in a short list, searched in order, which costs a read less
+    /// than hashing its key would; past `listLimit` of them they move to a dictionary.
+    struct Overrides: Sendable {
+        private nonisolated var few: [(id: ObjectIdentifier, box: AnyBox)] = []
+        private nonisolated var many: [ObjectIdentifier: AnyBox] = [:]
+        private static nonisolated let listLimit = 8
+
+        nonisolated init() {}
+
+        nonisolated var isEmpty: Bool { few.isEmpty && many.isEmpty }
+
+        /// Every box, for a reset.
+        nonisolated var boxes: [AnyBox] { few.map(\.box) + many.values }
+
+        @inline(__always)
+        nonisolated subscript(id: ObjectIdentifier) -> AnyBox? {
+            guard many.isEmpty else { return many[id] }
+            for index in few.indices where few[index].id == id {
+                return few[index].box
+            }
+            return nil
+        }
+
+        /// Sets a key's box, and returns the one it replaces.
+        mutating nonisolated func updateValue(_ box: AnyBox, forKey id: ObjectIdentifier) -> AnyBox? {
+            guard many.isEmpty else { return many.updateValue(box, forKey: id) }
+            if let index = few.firstIndex(where: { $0.id == id }) {
+                defer { few[index].box = box }
+                return few[index].box
+            }
+            if few.count < Self.listLimit {
+                few.append((id, box))
+            } else {
+                many = Dictionary(uniqueKeysWithValues: few.map { ($0.id, $0.box) })
+                many[id] = box
+                few = []
+            }
+            return nil
+        }
+    }
+
+    /// A value in the store, boxed so that one dictionary can hold values of every type.
+    final class Box<Value: Sendable>: Sendable {
+        nonisolated let value: Value
+
+        nonisolated init(_ value: Value) {
+            self.value = value
+        }
+    }
+
+    /// The value in a box that the store made for a key whose value type is `Value`.
+    ///
+    /// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value`
+    /// type, so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would
+    /// make.
+    private static nonisolated func unbox<Value: Sendable>(_ box: AnyBox, as type: Value.Type) -> Value {
+        unsafeDowncast(box, to: Box<Value>.self).value
+    }
+
+    /// The state of a `.cached` key in a root's cache.
+    enum CacheEntry: Sendable {
+        /// A thread is evaluating the key's `currentValue`; readers wait for it.
+        case building(BuildTicket)
+        /// The value, a `Box` of the key's value type.
+        case ready(AnyBox)
+    }
+
+    /// The global store and the operations on every scope.
+    enum Store {
+        /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
+        static nonisolated let global = Scope.makeGlobal()
+
+        /// The lock of the wait graph.
+        ///
+        /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
+        /// last, after a root's lock.
+        static nonisolated let waits = Lock()
+
+        /// The article-style variables' first reads and writers.
+        static nonisolated let variables = Variables()
+
+        /// What an operation on the current thread is for, which decides the scopes it uses.
+        enum Purpose {
+            case read, write, newProperty
+        }
+
+        /// Where an operation looks or writes.
+        enum Resolution {
+            /// The global store.
+            case global
+            /// A run's overrides, then its scope's parent, and so on.
+            case run(Scope.Run)
+            /// A scope's overrides (its live run's, or what it settled), then its parent, and so on.
+            case scope(Scope)
+            /// A run's scopes down to the one they share with `remembered`, then `remembered`'s lookup.
+            case lent(reader: Scope.Run, remembered: Scope)
+        }
+
+        /// The one place that decides which scopes an operation on this thread uses, from the task-local binding and
+        /// the thread's context.
+        ///
+        /// - A read looks in the active run's scopes; a property being read lends its scope, which comes after the
+        ///   run's own scopes, or alone outside any scope.
+        /// - A write goes to the active run; outside any scope, a property's setter writes to its own scope, and
+        ///   anything else to the global store.
+        /// - A new property, or a capture, remembers what the context fixes (in an update closure, the scope around; in
+        ///   a `.cached` default, none), and otherwise where a read would look.
+        @inline(__always)
+        static nonisolated func resolve(_ purpose: Purpose, in context: Context) -> Resolution {
+            // Pattern matching rather than `==`, whose synthesized conformance a module isolated to the main actor by
+            // default would isolate.
+            let isWrite: Bool
+            switch purpose {
+            case .read: isWrite = false
+            case .write: isWrite = true
+            case .newProperty:
+                isWrite = false
+                if context.fixesOrigin {
+                    guard let origin = context.origin else { return .global }
+                    return .scope(origin)
+                }
+            }
+            if let run = Scope.binding.get().run {
+                guard !isWrite, let lent = context.lent, lent !== run.scope else { return .run(run) }
+                return .lent(reader: run, remembered: lent)
+            }
+            if let lent = context.lent, !isWrite || context.lendsWrites { return .scope(lent) }
+            return .global
+        }
+
+        /// The scope that an `@Injected` property made now remembers.
+        static nonisolated func scopeForNewProperty() -> Scope? {
+            switch resolve(.newProperty, in: ThreadState.currentContext) {
+            case .global: nil
+            case .run(let run): run.scope
+            case .scope(let scope): scope
+            case .lent(let reader, let remembered): Scope.combining(reader.scope, remembered)
+            }
+        }
+
+        /// The scope that `InjectedValues.capture()` captures now: what a new property would remember, less the scopes
+        /// that add nothing to it, so that capturing again in each run of a capture never makes a chain.
+        static nonisolated func scopeForCapture() -> Scope? {
+            var run: Scope.Run?
+            var scope: Scope?
+            switch resolve(.newProperty, in: ThreadState.currentContext) {
+            case .global: return nil
+            case .run(let active):
+                run = active
+                scope = active.scope
+            case .scope(let remembered): scope = remembered
+            case .lent(let reader, let remembered): scope = Scope.combining(reader.scope, remembered)
+            }
+            while let current = scope, current.addsNothing(in: current === run?.scope ? run : nil) {
+                scope = current.parent
+            }
+            return scope === global ? nil : scope
+        }
+
+        /// Reads a key: from the scopes `resolve(_:in:)` gives, and else its default.
+        ///
+        /// `variable` says the key is an `InjectionKey`, whose `currentValue` the store reads holding the thread's
+        /// variable lock.
+        static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
+            // The thread's state is looked up once, and retained only where the read reaches the global store.
+            let state = ThreadState.existing
+            switch resolve(.read, in: ThreadState.context(of: state)) {
+            case .global:
+                return globalValue(
+                    for: key,
+                    variable: variable,
+                    on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue()
+                )
+            case .run(let run):
+                // The common scoped read, an override in the active run, in line.
+                run.lock.lock()
+                if let box = run.overrides[ObjectIdentifier(key)] {
+                    let value = unbox(box, as: K.Value.self)
+                    run.lock.unlock()
+                    return value
+                }
                 run.lock.unlock()
-                return value
-            }
-            run.lock.unlock()
-            return value(for: key, variable: variable, from: run.scope, in: run, on: ThreadState.current)
-        case .scope(let scope):
-            // A read through a property made in a scope, outside any scope: its own overrides, in line.
-            scope.lock.lock()
-            if let box = scope.overrideBox(for: ObjectIdentifier(key), in: nil) {
-                let value = unbox(box, as: K.Value.self)
+                return value(for: key, variable: variable, from: run.scope, in: run, on: ThreadState.current)
+            case .scope(let scope):
+                // A read through a property made in a scope, outside any scope: its own overrides, in line.
+                scope.lock.lock()
+                if let box = scope.overrideBox(for: ObjectIdentifier(key), in: nil) {
+                    let value = unbox(box, as: K.Value.self)
+                    scope.lock.unlock()
+                    return value
+                }
                 scope.lock.unlock()
-                return value
+                return value(for: key, variable: variable, from: scope, in: nil, on: ThreadState.current)
+            case .lent(let reader, let remembered):
+                return value(
+                    for: key,
+                    variable: variable,
+                    readIn: reader,
+                    remembered: remembered,
+                    on: ThreadState.current
+                )
             }
-            scope.lock.unlock()
-            return value(for: key, variable: variable, from: scope, in: nil, on: ThreadState.current)
-        case .lent(let reader, let remembered):
-            return value(
-                for: key,
-                variable: variable,
-                readIn: reader,
-                remembered: remembered,
-                on: ThreadState.current
-            )
         }
-    }
 
-    /// Reads a key from a scope, `run`'s overrides standing for the scope's own, and then from the scopes around it,
-    /// up to the root.
-    ///
-    /// It walks outwards in a loop, so that no depth of nesting costs stack, and retains no scope on the way.
-    private static nonisolated func value<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        variable: Bool,
-        from first: InjectionScope,
-        in run: InjectionScope.Run?,
-        on thread: ThreadState
-    ) -> K.Value {
-        let id = ObjectIdentifier(key)
-        var scope = first
-        var run = run
-        while true {
-            if scope === global { return globalValue(for: key, variable: variable, on: thread) }
-            scope.lock.lock()
-            if let box = scope.overrideBox(for: id, in: run) {
-                let value = unbox(box, as: K.Value.self)
+        /// Reads a key from a scope, `run`'s overrides standing for the scope's own, and then from the scopes around
+        /// it, up to the root.
+        ///
+        /// It walks outwards in a loop, so that no depth of nesting costs stack, and retains no scope on the way.
+        private static nonisolated func value<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            from first: Scope,
+            in run: Scope.Run?,
+            on thread: ThreadState
+        ) -> K.Value {
+            let id = ObjectIdentifier(key)
+            var scope = first
+            var run = run
+            while true {
+                if scope === global { return globalValue(for: key, variable: variable, on: thread) }
+                scope.lock.lock()
+                if let box = scope.overrideBox(for: id, in: run) {
+                    let value = unbox(box, as: K.Value.self)
+                    scope.lock.unlock()
+                    return value
+                }
                 scope.lock.unlock()
-                return value
-            }
-            scope.lock.unlock()
-            run = nil
-            if let overlay = scope.overlay {
-                // A scope based on a captured one reads the scopes active where it was opened first.
-                var next: InjectionScope? = overlay.reader
-                while let level = next, level !== overlay.shared {
-                    level.lock.lock()
-                    if let box = level.overrideBox(for: id, in: nil) {
-                        let value = unbox(box, as: K.Value.self)
+                run = nil
+                if let overlay = scope.overlay {
+                    // A scope based on a captured one reads the scopes active where it was opened first.
+                    var next: Scope? = overlay.reader
+                    while let level = next, level !== overlay.shared {
+                        level.lock.lock()
+                        if let box = level.overrideBox(for: id, in: nil) {
+                            let value = unbox(box, as: K.Value.self)
+                            level.lock.unlock()
+                            return value
+                        }
                         level.lock.unlock()
-                        return value
+                        next = level.parent
                     }
-                    level.lock.unlock()
-                    next = level.parent
                 }
+                guard let parent = scope.parent else {
+                    return rootValue(for: key, variable: variable, in: scope, on: thread)
+                }
+                scope = parent
             }
-            guard let parent = scope.parent else {
-                return rootValue(for: key, variable: variable, in: scope, on: thread)
-            }
-            scope = parent
         }
-    }
 
-    /// Reads a key for an `@Injected` property that remembers a scope and is read inside another one.
-    ///
-    /// The reader's scopes come first, innermost first, up to the first of them that the remembered scope is nested in
-    /// (or is); then the remembered scope's own lookup, which goes on through that shared scope. When the two share no
-    /// scope, not even the global store, the remembered scope lies in another fresh scope's world, and the reader's own
-    /// lookup is all there is. Kept out of line, so that the common path stays small.
-    @inline(never)
-    private static nonisolated func value<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        variable: Bool,
-        readIn reader: InjectionScope.Run,
-        remembered: InjectionScope,
-        on thread: ThreadState
-    ) -> K.Value {
-        guard let shared = innermostShared(reader.scope, remembered), shared !== remembered else {
-            return value(for: key, variable: variable, from: reader.scope, in: reader, on: thread)
-        }
-        let id = ObjectIdentifier(key)
-        var next: InjectionScope? = reader.scope
-        var run: InjectionScope.Run? = reader
-        while let scope = next, scope !== shared {
-            scope.lock.lock()
-            if let box = scope.overrideBox(for: id, in: run) {
-                let value = unbox(box, as: K.Value.self)
+        /// Reads a key for an `@Injected` property that remembers a scope and is read inside another one.
+        ///
+        /// The reader's scopes come first, innermost first, up to the first of them that the remembered scope is nested
+        /// in (or is); then the remembered scope's own lookup, which goes on through that shared scope. When the two
+        /// share no scope, not even the global store, the remembered scope lies in another fresh scope's world, and the
+        /// reader's own lookup is all there is. Kept out of line, so that the common path stays small.
+        @inline(never)
+        private static nonisolated func value<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            readIn reader: Scope.Run,
+            remembered: Scope,
+            on thread: ThreadState
+        ) -> K.Value {
+            guard let shared = innermostShared(reader.scope, remembered), shared !== remembered else {
+                return value(for: key, variable: variable, from: reader.scope, in: reader, on: thread)
+            }
+            let id = ObjectIdentifier(key)
+            var next: Scope? = reader.scope
+            var run: Scope.Run? = reader
+            while let scope = next, scope !== shared {
+                scope.lock.lock()
+                if let box = scope.overrideBox(for: id, in: run) {
+                    let value = unbox(box, as: K.Value.self)
+                    scope.lock.unlock()
+                    return value
+                }
                 scope.lock.unlock()
-                return value
+                run = nil
+                next = scope.parent
             }
-            scope.lock.unlock()
-            run = nil
-            next = scope.parent
+            return value(for: key, variable: variable, from: remembered, in: nil, on: thread)
         }
-        return value(for: key, variable: variable, from: remembered, in: nil, on: thread)
-    }
 
-    /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
-    ///
-    /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
-    static nonisolated func innermostShared(_ reader: InjectionScope, _ remembered: InjectionScope) -> InjectionScope? {
-        var next: InjectionScope? = reader
-        while let scope = next {
-            var candidate: InjectionScope? = remembered
-            while let around = candidate {
-                if around === scope { return scope }
-                candidate = around.parent
-            }
-            next = scope.parent
-        }
-        return nil
-    }
-
-    /// Reads a key from the global store, through the thread's view of it.
-    private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        variable: Bool,
-        on thread: ThreadState
-    ) -> K.Value {
-        switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
-        case .value(let box)?: unbox(box, as: K.Value.self)
-        case .evaluate?: thread.evaluate(key, variable: variable)
-        case nil: rootValue(for: key, variable: variable, in: global, on: thread)
-        }
-    }
-
-    /// Reads a key from a root: its override, or else its default per its lifetime.
-    ///
-    /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
-    /// records what it found in the thread's view. The read half of a write through a key path caches nothing: it
-    /// returns a value some thread built, or else evaluates the default for itself.
-    private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        variable: Bool,
-        in root: InjectionScope,
-        on thread: ThreadState
-    ) -> K.Value {
-        let id = ObjectIdentifier(key)
-        let isGlobal = root === global
-        // The read half of a write through a key path reports nothing, also from the default a build evaluates.
-        let quiet = thread.context.readHalfOfWrite
-        root.lock.lock()
-        while true {
-            if let box = root.overrideBox(for: id, in: nil) {
-                let value = unbox(box, as: K.Value.self)
-                if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
-                root.lock.unlock()
-                return value
-            }
-            if K.lifetime == .uncached {
-                if isGlobal { thread.addViewEntry(.evaluate, for: id) }
-                root.lock.unlock()
-                return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
-            }
-            switch root.cache[id] {
-            case .ready(let box)?:
-                let value = unbox(box, as: K.Value.self)
-                if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
-                root.lock.unlock()
-                return value
-            case .building(let ticket)?:
-                waits.lock()
-                if let cycle = thread.cycle(waitingFor: ticket) {
-                    waits.unlock()
-                    root.lock.unlock()
-                    dependencyCycle(cycle)
+        /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
+        ///
+        /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
+        static nonisolated func innermostShared(_ reader: Scope, _ remembered: Scope) -> Scope? {
+            var next: Scope? = reader
+            while let scope = next {
+                var candidate: Scope? = remembered
+                while let around = candidate {
+                    if around === scope { return scope }
+                    candidate = around.parent
                 }
-                thread.beginWaiting(for: ticket)
-                waits.unlock()
-                root.lock.wait()
-                waits.withLock { thread.endWaiting() }
-            case nil where quiet:
-                let context = root.live
-                root.lock.unlock()
-                return build(key, variable: variable, in: root, context: context, quiet: true, on: thread)
-            case nil:
-                let ticket = BuildTicket(key: key, builder: thread)
-                root.cache[id] = .building(ticket)
-                let context = root.live
-                root.lock.unlock()
-                let value = build(key, variable: variable, in: root, context: context, quiet: false, on: thread)
-                root.lock.lock()
-                waits.withLock { ticket.finished = true }
-                root.lock.broadcast()
-                guard case .building(let current)? = root.cache[id], current === ticket else {
-                    // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
-                    // cache stays as the reset left it.
+                next = scope.parent
+            }
+            return nil
+        }
+
+        /// Reads a key from the global store, through the thread's view of it.
+        private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            on thread: ThreadState
+        ) -> K.Value {
+            switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
+            case .value(let box)?: unbox(box, as: K.Value.self)
+            case .evaluate?: thread.evaluate(key, variable: variable)
+            case nil: rootValue(for: key, variable: variable, in: global, on: thread)
+            }
+        }
+
+        /// Reads a key from a root: its override, or else its default per its lifetime.
+        ///
+        /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
+        /// records what it found in the thread's view. The read half of a write through a key path caches nothing: it
+        /// returns a value some thread built, or else evaluates the default for itself.
+        private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            in root: Scope,
+            on thread: ThreadState
+        ) -> K.Value {
+            let id = ObjectIdentifier(key)
+            let isGlobal = root === global
+            // The read half of a write through a key path reports nothing, also from the default a build evaluates.
+            let quiet = thread.context.readHalfOfWrite
+            root.lock.lock()
+            while true {
+                if let box = root.overrideBox(for: id, in: nil) {
+                    let value = unbox(box, as: K.Value.self)
+                    if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
                     root.lock.unlock()
                     return value
                 }
-                root.cache[id] = .ready(Box(value))
-            // The next turn finds the value ready (or an override written meanwhile) and returns it.
-            }
-        }
-    }
-
-    /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
-    /// nested scope is not baked into an instance every scope shares.
-    ///
-    /// The default runs in a context of its own: the root's run (`live`, or the root's settled overrides once its
-    /// operation has returned) is bound, no property lends a scope, and properties it makes, like captures, remember no
-    /// scope, because the value is shared by every scope of the root, and a value in a root's cache that remembered
-    /// the root would keep it alive.
-    private static nonisolated func build<K: ReadOnlyInjectionKey>(
-        _ key: K.Type,
-        variable: Bool,
-        in root: InjectionScope,
-        context live: InjectionScope.Run?,
-        quiet: Bool,
-        on thread: ThreadState
-    ) -> K.Value {
-        thread.with(.build) {
-            guard root !== global else {
-                if InjectionScope.binding.get().run == nil {
+                if K.lifetime == .uncached {
+                    if isGlobal { thread.addViewEntry(.evaluate, for: id) }
+                    root.lock.unlock()
                     return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
                 }
-                return InjectionScope.binding.withValue(.init(run: nil)) {
+                switch root.cache[id] {
+                case .ready(let box)?:
+                    let value = unbox(box, as: K.Value.self)
+                    if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
+                    root.lock.unlock()
+                    return value
+                case .building(let ticket)?:
+                    waits.lock()
+                    if let cycle = thread.cycle(waitingFor: ticket) {
+                        waits.unlock()
+                        root.lock.unlock()
+                        dependencyCycle(cycle)
+                    }
+                    thread.beginWaiting(for: ticket)
+                    waits.unlock()
+                    root.lock.wait()
+                    waits.withLock { thread.endWaiting() }
+                case nil where quiet:
+                    let context = root.live
+                    root.lock.unlock()
+                    return build(key, variable: variable, in: root, context: context, quiet: true, on: thread)
+                case nil:
+                    let ticket = BuildTicket(key: key, builder: thread)
+                    root.cache[id] = .building(ticket)
+                    let context = root.live
+                    root.lock.unlock()
+                    let value = build(key, variable: variable, in: root, context: context, quiet: false, on: thread)
+                    root.lock.lock()
+                    waits.withLock { ticket.finish() }
+                    root.lock.broadcast()
+                    guard case .building(let current)? = root.cache[id], current === ticket else {
+                        // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
+                        // cache stays as the reset left it.
+                        root.lock.unlock()
+                        return value
+                    }
+                    root.cache[id] = .ready(Box(value))
+                // The next turn finds the value ready (or an override written meanwhile) and returns it.
+                }
+            }
+        }
+
+        /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
+        /// nested scope is not baked into an instance every scope shares.
+        ///
+        /// The default runs in a context of its own: the root's run (`live`, or the root's settled overrides once its
+        /// operation has returned) is bound, no property lends a scope, and properties it makes, like captures,
+        /// remember no scope, because the value is shared by every scope of the root, and a value in a root's cache
+        /// that remembered the root would keep it alive.
+        private static nonisolated func build<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            variable: Bool,
+            in root: Scope,
+            context live: Scope.Run?,
+            quiet: Bool,
+            on thread: ThreadState
+        ) -> K.Value {
+            thread.with(.build) {
+                guard root !== global else {
+                    if Scope.binding.get().run == nil {
+                        return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                    }
+                    return Scope.binding.withValue(.init(run: nil)) {
+                        defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                    }
+                }
+                let run = live ?? Scope.Run(scope: root, overrides: root.lock.withLock { root.settled })
+                if Scope.binding.get().run === run {
+                    return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                }
+                return Scope.binding.withValue(.init(run: run)) {
                     defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
                 }
             }
-            let run = live ?? InjectionScope.Run(scope: root, overrides: root.lock.withLock { root.settled })
-            if InjectionScope.binding.get().run === run {
-                return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
-            }
-            return InjectionScope.binding.withValue(.init(run: run)) {
-                defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
-            }
         }
-    }
 
-    /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
-    ///
-    /// A strict test reports, once per key, a key that has none, unless the read is `quiet`: the read half of a write.
-    private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
-        for key: K.Type,
-        variable: Bool,
-        in root: InjectionScope,
-        quiet: Bool,
-        on thread: ThreadState
-    ) -> K.Value {
-        guard let policy = root.testPolicy else { return thread.evaluate(key, variable: variable) }
-        if let testKey = key as? any TestValueKey.Type {
-            // The opened key is `K` itself, so its test value is a `K.Value`.
-            return thread.evaluateTestValue(of: testKey) as! K.Value
-        }
-        if let report = policy.report, !quiet, policy.isFirstReport(of: ObjectIdentifier(key)) {
-            report(missingTestValueMessage(for: key))
-        }
-        return thread.evaluate(key, variable: variable)
-    }
-
-    /// Overrides a key where `resolve(_:on:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue` is
-    /// assigned instead.
-    static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
-        let id = ObjectIdentifier(key)
-        let box = Box(value)
-        let replaced: [AnyObject]
-        switch resolve(.write, in: ThreadState.currentContext) {
-        case .global:
-            if let settable = key as? any InjectionKey.Type {
-                return assign(value, to: settable)
+        /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
+        ///
+        /// A strict test reports, once per key, a key that has none, unless the read is `quiet`: the read half of a
+        /// write.
+        private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            in root: Scope,
+            quiet: Bool,
+            on thread: ThreadState
+        ) -> K.Value {
+            guard let policy = root.testPolicy else { return thread.evaluate(key, variable: variable) }
+            if let testKey = key as? any TestValueKey.Type {
+                // The opened key is `K` itself, so its test value is a `K.Value`.
+                return thread.evaluateTestValue(of: testKey) as! K.Value
             }
-            replaced = global.lock.withLock {
-                var replaced = global.forgetInViews(id, overridden: true)
-                if let previous = global.settled.updateValue(box, forKey: id) { replaced.append(previous) }
+            if let report = policy.report, !quiet, policy.isFirstReport(of: ObjectIdentifier(key)) {
+                report(missingTestValueMessage(for: key))
+            }
+            return thread.evaluate(key, variable: variable)
+        }
+
+        /// Overrides a key where `resolve(_:in:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
+        /// is assigned instead.
+        static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
+            let id = ObjectIdentifier(key)
+            let box = Box(value)
+            let replaced: [AnyBox]
+            switch resolve(.write, in: ThreadState.currentContext) {
+            case .global:
+                if let settable = key as? any InjectionKey.Type {
+                    return assign(value, to: settable)
+                }
+                replaced = global.lock.withLock {
+                    var replaced = global.forgetInViews(id, overridden: true)
+                    if let previous = global.settled.updateValue(box, forKey: id) { replaced.append(previous) }
+                    return replaced
+                }
+            case .run(let run):
+                replaced = run.scope.lock.withLock { run.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
+            case .scope(let scope):
+                replaced = scope.lock.withLock {
+                    let previous =
+                        if let live = scope.live {
+                            live.overrides.updateValue(box, forKey: id)
+                        } else {
+                            scope.settled.updateValue(box, forKey: id)
+                        }
+                    return previous.map { [$0] } ?? []
+                }
+            case .lent(let reader, _):
+                // `resolve(.write, in:)` never lends a scope when a run is active.
+                replaced = reader.scope.lock.withLock {
+                    reader.overrides.updateValue(box, forKey: id).map { [$0] } ?? []
+                }
+            }
+            // Released here, outside the lock, because a value's deinit is user code.
+            withExtendedLifetime(replaced) {}
+        }
+
+        /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
+        /// own variable stay one value, as in the article.
+        ///
+        /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
+        @inline(never)
+        private static nonisolated func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
+            let value = value as! K.Value
+            let id = ObjectIdentifier(key)
+            let replaced: K.Value = variables.writing(key, on: ThreadState.current) {
+                let replaced = K.currentValue
+                variables.recordOriginal(of: key, replaced)
+                K.currentValue = value
                 return replaced
             }
-        case .run(let run):
-            replaced = run.scope.lock.withLock { run.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
-        case .scope(let scope):
-            replaced = scope.lock.withLock {
-                let previous =
-                    if let live = scope.live {
-                        live.overrides.updateValue(box, forKey: id)
-                    } else {
-                        scope.settled.updateValue(box, forKey: id)
-                    }
-                return previous.map { [$0] } ?? []
+            if K.lifetime == .cached {
+                // The cached value was built from the default this write replaced.
+                let dropped: [AnyBox] = global.lock.withLock { global.forgetCached(id) }
+                withExtendedLifetime(dropped) {}
             }
-        case .lent(let reader, _):
-            // `resolve(.write, on:)` never lends a scope when a run is active.
-            replaced = reader.scope.lock.withLock { reader.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
+            // Released here, outside the locks, because a value's deinit is user code.
+            withExtendedLifetime(replaced) {}
         }
-        // Released here, outside the lock, because a value's deinit is user code.
-        withExtendedLifetime(replaced) {}
-    }
 
-    /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
-    /// own variable stay one value, as in the article.
-    ///
-    /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
-    @inline(never)
-    private static nonisolated func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
-        let value = value as! K.Value
-        let id = ObjectIdentifier(key)
-        let replaced: K.Value = variables.writing(key, on: ThreadState.current) {
-            let replaced = K.currentValue
-            variables.recordOriginal(of: key, replaced)
-            K.currentValue = value
-            return replaced
-        }
-        if K.lifetime == .cached {
-            // The cached value was built from the default this write replaced.
-            let dropped: [AnyObject] = global.lock.withLock { global.forgetCached(id) }
+        /// Drops every override (and a root's cache) where writes go.
+        static nonisolated func reset() {
+            let dropped: [AnyBox]
+            switch resolve(.write, in: ThreadState.currentContext) {
+            case .global:
+                // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
+                let restored = variables.restoreAll(on: ThreadState.current)
+                withExtendedLifetime(restored) {}
+                dropped = global.lock.withLock {
+                    let dropped = global.takeAll(in: nil) + global.forgetAllInViews()
+                    // Threads waiting for a build that the reset dropped build it again.
+                    global.lock.broadcast()
+                    return dropped
+                }
+            case .run(let run), .lent(let run, _):
+                dropped = run.scope.lock.withLock {
+                    defer { if run.scope.parent == nil { run.scope.lock.broadcast() } }
+                    return run.scope.takeAll(in: run)
+                }
+            case .scope(let scope):
+                dropped = scope.lock.withLock {
+                    defer { if scope.parent == nil { scope.lock.broadcast() } }
+                    return scope.takeAll(in: nil)
+                }
+            }
+            // Released here, outside the lock, because a value's deinit is user code.
             withExtendedLifetime(dropped) {}
         }
-        // Released here, outside the locks, because a value's deinit is user code.
-        withExtendedLifetime(replaced) {}
     }
 
-    /// Drops every override (and a root's cache) where writes go.
-    static nonisolated func reset() {
-        let dropped: [AnyObject]
-        switch resolve(.write, in: ThreadState.currentContext) {
-        case .global:
-            // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
-            let restored = variables.restoreAll(on: ThreadState.current)
-            withExtendedLifetime(restored) {}
-            dropped = global.lock.withLock {
-                let dropped = global.takeAll(in: nil) + global.forgetAllInViews()
-                // Threads waiting for a build that the reset dropped build it again.
-                global.lock.broadcast()
-                return dropped
-            }
-        case .run(let run), .lent(let run, _):
-            dropped = run.scope.lock.withLock {
-                defer { if run.scope.parent == nil { run.scope.lock.broadcast() } }
-                return run.scope.takeAll(in: run)
-            }
-        case .scope(let scope):
-            dropped = scope.lock.withLock {
-                defer { if scope.parent == nil { scope.lock.broadcast() } }
-                return scope.takeAll(in: nil)
-            }
-        }
-        // Released here, outside the lock, because a value's deinit is user code.
-        withExtendedLifetime(dropped) {}
-    }
-}
+    // MARK: - Threads and cycle tracking
 
-// MARK: - Threads and cycle tracking
-
-/// What a thread's view of the global store holds for a key.
-enum ViewEntry {
-    /// The key's global override or cached value, in a `Box` of this thread's own, so that reading it writes to no
-    /// reference count another thread's reads also write to.
-    case value(AnyObject)
-    /// Nothing overrides the key globally and its lifetime is `.uncached`: evaluate its default.
-    case evaluate
-}
-
-/// The context of the library operation in progress on a thread, beyond the task-local binding.
-///
-/// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from a
-/// context of its own (see `ThreadState.evaluating(_:_:)` and the static members), so that nothing set for one
-/// operation reaches another.
-struct Context {
-    // `unowned(unsafe)`: whoever sets a context holds its scopes strongly for the whole time it is set, and restores
-    // the previous context before letting go of them. A plain reference would make every read through a property
-    // write to the reference count of a scope that other threads read through too.
-
-    /// The scope that the `@Injected` property being read or written remembers, lent to the reads its key path makes.
-    nonisolated(unsafe) unowned(unsafe) var lent: InjectionScope?
-    /// Whether a write made with no active scope goes to `lent`: set for a property's own setter.
-    nonisolated(unsafe) var lendsWrites = false
-    /// Whether new properties and captures remember `origin` rather than where reads look.
-    nonisolated(unsafe) var fixesOrigin = false
-    /// What new properties remember where `fixesOrigin` is set: the scope around an update closure's, or none.
-    nonisolated(unsafe) unowned(unsafe) var origin: InjectionScope?
-    /// Whether reads are the read half of a write through a key path: they cache nothing and report nothing.
-    nonisolated(unsafe) var readHalfOfWrite = false
-
-    nonisolated init() {}
-
-    /// The context of an update closure: properties made in it remember `enclosing`.
-    static nonisolated func update(madeIn enclosing: InjectionScope?) -> Context {
-        var context = Context()
-        context.fixesOrigin = true
-        context.origin = enclosing
-        return context
+    /// What a thread's view of the global store holds for a key.
+    enum ViewEntry: Sendable {
+        /// The key's global override or cached value, in a `Box` of this thread's own, so that reading it writes to no
+        /// reference count another thread's reads also write to.
+        case value(AnyBox)
+        /// Nothing overrides the key globally and its lifetime is `.uncached`: evaluate its default.
+        case evaluate
     }
 
-    /// The context of a `.cached` default: properties made in it remember no scope.
-    static nonisolated var build: Context {
-        var context = Context()
-        context.fixesOrigin = true
-        return context
-    }
-}
-
-/// What the library keeps for each thread that uses it: the one record of the thread's side of an operation's context,
-/// its view of the global store, its variable lock, the keys whose defaults it is evaluating, and the build it waits
-/// for.
-///
-/// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
-/// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each other's
-/// `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
-final class ThreadState: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, holding `lock`, the wait
-    // record, holding `InjectionStore.waits`, and `variableLock` itself; `own` is read and written only by the thread
-    // that owns this state, whose thread-specific data it is.
-    // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
-    // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
-
-    private nonisolated let lock = Lock(withCondition: false)
-    /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
-    nonisolated let variableLock = Lock(withCondition: false)
-    /// What this thread knows of the global store, written while holding both the global store's lock and `lock`, so
-    /// that readers need only `lock`.
-    @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
-    @exclusivity(unchecked) private nonisolated(unsafe) var own = Own()
-    /// The build this thread waits for, and its stack when it began waiting.
-    private nonisolated(unsafe) var waitingFor: BuildTicket?
-    private nonisolated(unsafe) var waitingKeys: [Any.Type] = []
-
-    /// A thread's view of the global store.
+    /// The context of the library operation in progress on a thread, beyond the task-local binding.
     ///
-    /// `nonisolated(unsafe)`, here and in `Own`: only so that a module whose default isolation is the main actor leaves
-    /// the fields alone; they are read and written under the rules of `view` and `own` above.
-    private struct View {
-        /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
-        nonisolated(unsafe) var registered = false
-        /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
-        /// it does not.
-        nonisolated(unsafe) var globalOverrides = false
-        /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
-        nonisolated(unsafe) var entries: [ObjectIdentifier: ViewEntry] = [:]
+    /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
+    /// a context of its own (see `ThreadState.evaluating(_:_:)` and the static members), so that nothing set for one
+    /// operation reaches another.
+    struct Context: Sendable {
+        // `unowned(unsafe)`, `lent` and `origin`: whoever sets a context holds its scopes strongly for the whole time
+        // it is set, and restores the previous context before letting go of them. A plain reference would make every
+        // read through a property write to the reference count of a scope that other threads read through too, and
+        // copying the context would cost a read about 60 instructions more.
+
+        /// The scope that the `@Injected` property being read or written remembers, lent to the reads its key path
+        /// makes.
+        nonisolated unowned(unsafe) var lent: Scope?
+        /// Whether a write made with no active scope goes to `lent`: set for a property's own setter.
+        nonisolated var lendsWrites = false
+        /// Whether new properties and captures remember `origin` rather than where reads look.
+        nonisolated var fixesOrigin = false
+        /// What new properties remember where `fixesOrigin` is set: the scope around an update closure's, or none.
+        nonisolated unowned(unsafe) var origin: Scope?
+        /// Whether reads are the read half of a write through a key path: they cache nothing and report nothing.
+        nonisolated var readHalfOfWrite = false
 
         nonisolated init() {}
+
+        /// The context of an update closure: properties made in it remember `enclosing`.
+        static nonisolated func update(madeIn enclosing: Scope?) -> Context {
+            var context = Context()
+            context.fixesOrigin = true
+            context.origin = enclosing
+            return context
+        }
+
+        /// The context of a `.cached` default: properties made in it remember no scope.
+        static nonisolated var build: Context {
+            var context = Context()
+            context.fixesOrigin = true
+            return context
+        }
     }
 
-    /// What only the thread that owns this state reads and writes.
-    private struct Own {
-        /// The context of the operation in progress.
-        nonisolated(unsafe) var context = Context()
-        /// The keys whose defaults this thread is evaluating, outermost first.
-        nonisolated(unsafe) var stack: [Any.Type] = []
-        /// Which variable locks this thread holds.
-        nonisolated(unsafe) var variableLocks = VariableLocks.none
-        /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
-        nonisolated(unsafe) var initializedVariables = Keys()
+    /// What the library keeps for each thread that uses it: the one record of the thread's side of an operation's
+    /// context, its view of the global store, its variable lock, the keys whose defaults it is evaluating, and the
+    /// build it waits for.
+    ///
+    /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
+    /// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each
+    /// other's `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
+    final class ThreadState: @unchecked Sendable {
+        // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, holding `lock`, the wait
+        // record, holding `Store.waits`, and `variableLock` itself; `own` is read and written only by the thread
+        // that owns this state, whose thread-specific data it is.
+        // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
+        // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
+
+        private nonisolated let lock = Lock()
+        /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
+        nonisolated let variableLock = Lock()
+        /// What this thread knows of the global store, written while holding both the global store's lock and `lock`,
+        /// so that readers need only `lock`.
+        @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
+        @exclusivity(unchecked) private nonisolated(unsafe) var own = Own()
+        /// The build this thread waits for, and its stack when it began waiting.
+        private nonisolated(unsafe) var waitingFor: BuildTicket?
+        private nonisolated(unsafe) var waitingKeys: [Any.Type] = []
+
+        /// A thread's view of the global store.
+        private struct View: Sendable {
+            /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
+            nonisolated var registered = false
+            /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
+            /// it does not.
+            nonisolated var globalOverrides = false
+            /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
+            nonisolated var entries: [ObjectIdentifier: ViewEntry] = [:]
+
+            nonisolated init() {}
+        }
+
+        /// What only the thread that owns this state reads and writes.
+        private struct Own: Sendable {
+            /// The context of the operation in progress.
+            nonisolated var context = Context()
+            /// The keys whose defaults this thread is evaluating, outermost first.
+            nonisolated var stack: [Any.Type] = []
+            /// Which variable locks this thread holds.
+            nonisolated var variableLocks = VariableLocks.none
+            /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
+            nonisolated var initializedVariables = Keys()
+
+            nonisolated init() {}
+        }
+
+        /// Which variable locks a thread holds.
+        enum VariableLocks {
+            case none
+            /// Its own, while it reads a variable.
+            case own
+            /// Every registered thread's, while it writes a variable.
+            case all
+        }
 
         nonisolated init() {}
-    }
 
-    /// Which variable locks a thread holds.
-    enum VariableLocks {
-        case none
-        /// Its own, while it reads a variable.
-        case own
-        /// Every registered thread's, while it writes a variable.
-        case all
-    }
-
-    nonisolated init() {}
-
-    /// This thread's state, made on first use and released when the thread exits.
-    @inline(__always)
-    static nonisolated var current: ThreadState {
-        current(at: pthread_getspecific(threadKey))
-    }
-
-    /// Makes this thread's state, on its first use of the library.
-    @inline(never)
-    private static nonisolated func makeCurrent() -> ThreadState {
-        let state = ThreadState()
-        // The slot owns one reference, which the key's destructor takes back when the thread exits.
-        pthread_setspecific(threadKey, Unmanaged.passRetained(state).toOpaque())
-        return state
-    }
-
-    // MARK: Context
-
-    /// The context of the operation in progress on this thread; read by this thread only.
-    nonisolated var context: Context { own.context }
-
-    /// The context of the operation in progress on the current thread, read without retaining its state.
-    @inline(__always)
-    static nonisolated var currentContext: Context {
-        context(at: pthread_getspecific(threadKey))
-    }
-
-    /// The context in the state at `pointer`, this thread's thread-specific data, read without retaining the state.
-    @inline(__always)
-    static nonisolated func context(at pointer: UnsafeMutableRawPointer?) -> Context {
-        guard let pointer else { return Context() }
-        // The slot holds a reference to the state until the thread exits, so the state is alive.
-        return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue().own.context
-    }
-
-    /// The state at `pointer`, this thread's thread-specific data, or a new one where the thread has none yet.
-    @inline(__always)
-    static nonisolated func current(at pointer: UnsafeMutableRawPointer?) -> ThreadState {
-        guard let pointer else { return makeCurrent() }
-        // The slot holds a reference to the state until the thread exits, so the state is alive.
-        return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
-    }
-
-    /// Runs `body` in `context`, then restores the context it replaced.
-    @inline(__always)
-    nonisolated func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
-        let outer = own.context
-        own.context = context
-        defer { own.context = outer }
-        return try body()
-    }
-
-    /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
-    /// scope.
-    @inline(__always)
-    static nonisolated func lending<T>(
-        _ scope: InjectionScope,
-        forWrite: Bool = false,
-        _ body: () throws -> T
-    ) rethrows -> T {
-        // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of generic
-        // metadata. The property that calls this holds `scope` for the whole call. The state is reached through its
-        // unretained reference at each use, which the thread-specific slot keeps alive until the thread exits, so that
-        // a read retains nothing for it.
-        let state = Unmanaged<ThreadState>.passUnretained(current)
-        let outer = state.takeUnretainedValue().own.context
-        state.takeUnretainedValue().own.context.lent = scope
-        state.takeUnretainedValue().own.context.lendsWrites = forWrite
-        defer { state.takeUnretainedValue().own.context = outer }
-        return try body()
-    }
-
-    /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
-    nonisolated func writingThroughKeyPath(_ body: () -> Void) {
-        var context = own.context
-        context.readHalfOfWrite = true
-        with(context, body)
-    }
-
-    // MARK: View of the global store
-
-    /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
-    nonisolated func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
-        lock.withLock {
-            if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
-            return view.entries[id]
+        /// This thread's state, made on first use and released when the thread exits.
+        @inline(__always)
+        static nonisolated var current: ThreadState {
+            (existing ?? makeCurrent()).takeUnretainedValue()
         }
-    }
 
-    /// Records what the global store holds for a key, registering the thread with its writers first if need be.
-    ///
-    /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
-    /// replaced.
-    nonisolated func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
-        let global = InjectionStore.global
-        if !view.registered {
-            global.threads[ObjectIdentifier(self)] = self
+        /// This thread's state, unretained, or `nil` before the thread's first use of the library.
+        ///
+        /// `Unmanaged`: the thread-specific slot holds a reference to the state from `makeCurrent()` until the thread
+        /// exits, and only this thread reads its slot, so the state outlives every use this thread makes of it; reads
+        /// need not retain it. Every access to the slot's pointer is here, in `makeCurrent()`, and in the key's
+        /// destructor.
+        @inline(__always)
+        static nonisolated var existing: Unmanaged<ThreadState>? {
+            pthread_getspecific(threadKey).map { Unmanaged<ThreadState>.fromOpaque($0) }
         }
-        lock.withLock {
+
+        /// Makes this thread's state, on its first use of the library, and gives the slot its reference.
+        @inline(never)
+        static nonisolated func makeCurrent() -> Unmanaged<ThreadState> {
+            // The slot owns one reference, which the key's destructor takes back when the thread exits.
+            let state = Unmanaged.passRetained(ThreadState())
+            pthread_setspecific(threadKey, state.toOpaque())
+            return state
+        }
+
+        // MARK: Context
+
+        /// The context of the operation in progress on this thread; read by this thread only.
+        nonisolated var context: Context { own.context }
+
+        /// The context of the operation in progress on the current thread, read without retaining its state.
+        @inline(__always)
+        static nonisolated var currentContext: Context {
+            context(of: existing)
+        }
+
+        /// The context in `state`, the current thread's, read without retaining it; an empty one for no state.
+        @inline(__always)
+        static nonisolated func context(of state: Unmanaged<ThreadState>?) -> Context {
+            state?.takeUnretainedValue().own.context ?? Context()
+        }
+
+        /// Runs `body` in `context`, then restores the context it replaced.
+        @inline(__always)
+        nonisolated func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
+            let outer = own.context
+            own.context = context
+            defer { own.context = outer }
+            return try body()
+        }
+
+        /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
+        /// scope.
+        @inline(__always)
+        static nonisolated func lending<T>(
+            _ scope: Scope,
+            forWrite: Bool = false,
+            _ body: () throws -> T
+        ) rethrows -> T {
+            // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of
+            // generic metadata. The property that calls this holds `scope` for the whole call. The state is reached
+            // through its unretained reference at each use, which the thread-specific slot keeps alive until the thread
+            // exits, so that a read retains nothing for it.
+            let state = existing ?? makeCurrent()
+            let outer = state.takeUnretainedValue().own.context
+            state.takeUnretainedValue().own.context.lent = scope
+            state.takeUnretainedValue().own.context.lendsWrites = forWrite
+            defer { state.takeUnretainedValue().own.context = outer }
+            return try body()
+        }
+
+        /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
+        nonisolated func writingThroughKeyPath(_ body: () -> Void) {
+            var context = own.context
+            context.readHalfOfWrite = true
+            with(context, body)
+        }
+
+        // MARK: View of the global store
+
+        /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
+        nonisolated func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
+            lock.withLock {
+                if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
+                return view.entries[id]
+            }
+        }
+
+        /// Records what the global store holds for a key, registering the thread with its writers first if need be.
+        ///
+        /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
+        /// replaced.
+        nonisolated func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
+            let global = Store.global
             if !view.registered {
-                view.registered = true
-                view.globalOverrides = !global.settled.isEmpty
+                global.threads[ObjectIdentifier(self)] = self
             }
-            view.entries[id] = entry
-        }
-    }
-
-    /// Removes a key's entry after a global write, and returns the value removed, if any, to be released after
-    /// unlocking.
-    ///
-    /// Called holding the global store's lock.
-    nonisolated func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyObject? {
-        let removed = lock.withLock {
-            if overridden { view.globalOverrides = true }
-            return view.entries.removeValue(forKey: id)
-        }
-        guard case .value(let box)? = removed else { return nil }
-        return box
-    }
-
-    /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
-    ///
-    /// Called holding the global store's lock.
-    nonisolated func removeViewEntries() -> [AnyObject] {
-        let removed = lock.withLock {
-            defer {
-                view.entries = [:]
-                view.globalOverrides = false
+            lock.withLock {
+                if !view.registered {
+                    view.registered = true
+                    view.globalOverrides = !global.settled.isEmpty
+                }
+                view.entries[id] = entry
             }
-            return view.entries
         }
-        return removed.values.compactMap { entry in
-            guard case .value(let box) = entry else { return nil }
+
+        /// Removes a key's entry after a global write, and returns the value removed, if any, to be released after
+        /// unlocking.
+        ///
+        /// Called holding the global store's lock.
+        nonisolated func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyBox? {
+            let removed = lock.withLock {
+                if overridden { view.globalOverrides = true }
+                return view.entries.removeValue(forKey: id)
+            }
+            guard case .value(let box)? = removed else { return nil }
             return box
         }
-    }
 
-    /// Called when the thread exits.
-    nonisolated func unregister() {
-        InjectionStore.global.lock.withLock {
-            if view.registered { InjectionStore.global.threads[ObjectIdentifier(self)] = nil }
+        /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
+        ///
+        /// Called holding the global store's lock.
+        nonisolated func removeViewEntries() -> [AnyBox] {
+            let removed = lock.withLock {
+                defer {
+                    view.entries = [:]
+                    view.globalOverrides = false
+                }
+                return view.entries
+            }
+            return removed.values.compactMap { entry in
+                guard case .value(let box) = entry else { return nil }
+                return box
+            }
         }
-        InjectionStore.variables.unregister(self)
-    }
 
-    // MARK: Defaults
-
-    /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
-    /// evaluated on this thread.
-    ///
-    /// `variable` says the key is an `InjectionKey`, whose variable is read holding this thread's variable lock.
-    nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type, variable: Bool) -> K.Value {
-        evaluating(key) { variable ? readVariable(key) : K.currentValue }
-    }
-
-    /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
-    ///
-    /// It returns `Any`, because its caller knows the key only at run time.
-    nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
-        evaluating(key) { K.testValue }
-    }
-
-    /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if the key
-    /// is already being evaluated on this thread.
-    ///
-    /// The default is part of the read that asked for it, so it reads where that read looks and its properties
-    /// remember what that read's would; but it is a read of its own, not the read half of a write, and its writes go
-    /// where a plain write would.
-    @inline(__always)
-    private nonisolated func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
-        if let index = own.stack.firstIndex(where: { $0 == key }) {
-            dependencyCycle(Array(own.stack[index...]) + [key])
+        /// Called when the thread exits.
+        nonisolated func unregister() {
+            Store.global.lock.withLock {
+                if view.registered { Store.global.threads[ObjectIdentifier(self)] = nil }
+            }
+            Store.variables.unregister(self)
         }
-        own.stack.append(key)
-        let outer = own.context
-        own.context.readHalfOfWrite = false
-        own.context.lendsWrites = false
-        defer {
-            own.stack.removeLast()
-            own.context = outer
+
+        // MARK: Defaults
+
+        /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
+        /// evaluated on this thread.
+        ///
+        /// `variable` says the key is an `InjectionKey`, whose variable is read holding this thread's variable lock.
+        nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type, variable: Bool) -> K.Value {
+            evaluating(key) { variable ? readVariable(key) : K.currentValue }
         }
-        return body()
-    }
 
-    // MARK: Article-style variables
+        /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
+        ///
+        /// It returns `Any`, because its caller knows the key only at run time.
+        nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
+            evaluating(key) { K.testValue }
+        }
 
-    /// Reads an `InjectionKey`'s variable, holding this thread's variable lock, so that no write through the store
-    /// assigns it meanwhile.
-    ///
-    /// The first read of a key on this thread may be the variable's first access, which runs its initializer: that
-    /// read holds no lock, and `InjectionStore.variables` keeps writers off the key until it returns.
-    nonisolated func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-        guard case .none = own.variableLocks else {
-            // A getter, setter or observer of a variable, which runs holding the locks already.
+        /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if the
+        /// key is already being evaluated on this thread.
+        ///
+        /// The default is part of the read that asked for it, so it reads where that read looks and its properties
+        /// remember what that read's would; but it is a read of its own, not the read half of a write, and its writes
+        /// go where a plain write would.
+        @inline(__always)
+        private nonisolated func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
+            if let index = own.stack.firstIndex(where: { $0 == key }) {
+                dependencyCycle(Array(own.stack[index...]) + [key])
+            }
+            own.stack.append(key)
+            let outer = own.context
+            own.context.readHalfOfWrite = false
+            own.context.lendsWrites = false
+            defer {
+                own.stack.removeLast()
+                own.context = outer
+            }
+            return body()
+        }
+
+        // MARK: Article-style variables
+
+        /// Reads an `InjectionKey`'s variable, holding this thread's variable lock, so that no write through the store
+        /// assigns it meanwhile.
+        ///
+        /// The first read of a key on this thread may be the variable's first access, which runs its initializer: that
+        /// read holds no lock, and `Store.variables` keeps writers off the key until it returns.
+        nonisolated func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+            guard case .none = own.variableLocks else {
+                // A getter, setter or observer of a variable, which runs holding the locks already.
+                return K.currentValue
+            }
+            let id = ObjectIdentifier(key)
+            if !own.initializedVariables.contains(id) { return firstReadOfVariable(key, id) }
+            variableLock.lock()
+            own.variableLocks = .own
+            defer {
+                own.variableLocks = .none
+                variableLock.unlock()
+            }
             return K.currentValue
         }
-        let id = ObjectIdentifier(key)
-        if !own.initializedVariables.contains(id) { return firstReadOfVariable(key, id) }
-        variableLock.lock()
-        own.variableLocks = .own
-        defer {
-            own.variableLocks = .none
-            variableLock.unlock()
+
+        /// Reads a key's variable for the first time on this thread: without a lock if it is the first read anywhere,
+        /// and else as every later read is.
+        ///
+        /// Kept out of line, so that the common path does not look up the metadata of an optional of the value's type.
+        @inline(never)
+        private nonisolated func firstReadOfVariable<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            _ id: ObjectIdentifier
+        ) -> K.Value {
+            let value = Store.variables.firstRead(id, on: self) { K.currentValue }
+            own.initializedVariables.insert(id)
+            if let value { return value }
+            return readVariable(key)
         }
-        return K.currentValue
-    }
 
-    /// Reads a key's variable for the first time on this thread: without a lock if it is the first read anywhere,
-    /// and else as every later read is.
-    ///
-    /// Kept out of line, so that the common path does not look up the metadata of an optional of the value's type.
-    @inline(never)
-    private nonisolated func firstReadOfVariable<K: ReadOnlyInjectionKey>(
-        _ key: K.Type,
-        _ id: ObjectIdentifier
-    ) -> K.Value {
-        let value = InjectionStore.variables.firstRead(id, on: self) { K.currentValue }
-        own.initializedVariables.insert(id)
-        if let value { return value }
-        return readVariable(key)
-    }
-
-    /// Which variable locks this thread holds; read by this thread only.
-    nonisolated var variableLocks: VariableLocks {
-        get { own.variableLocks }
-        set { own.variableLocks = newValue }
-    }
-
-    /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
-    nonisolated func noteInitialized(_ id: ObjectIdentifier) {
-        own.initializedVariables.insert(id)
-    }
-
-    // MARK: Waiting for builds
-
-    /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
-    ///
-    /// Called holding `InjectionStore.waits`.
-    ///
-    /// A ticket that is not finished has a builder that is still evaluating the ticket's key. Following builders that
-    /// wait for unfinished tickets, every step is a real read: each key on a builder's stack read the next one, and the
-    /// innermost key of a waiting thread read the key of the ticket it waits for. If the chain comes back to this
-    /// thread, those reads form a cycle; a finished ticket, or a builder that is not waiting, ends the chain.
-    ///
-    /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
-    /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
-    nonisolated func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
-        var chain: [Any.Type] = []
-        var next = ticket
-        while next.builder !== self {
-            guard let blocker = next.builder.waitingFor, !blocker.finished else { return nil }
-            chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
-            next = blocker
+        /// Which variable locks this thread holds; read by this thread only.
+        nonisolated var variableLocks: VariableLocks {
+            get { own.variableLocks }
+            set { own.variableLocks = newValue }
         }
-        return Array(own.stack.drop(while: { $0 != next.key })) + chain + [next.key]
-    }
 
-    /// Records that this thread waits for another thread's build.
-    ///
-    /// Called holding `InjectionStore.waits`.
-    nonisolated func beginWaiting(for ticket: BuildTicket) {
-        waitingFor = ticket
-        waitingKeys = own.stack
-    }
-
-    /// Records that this thread no longer waits.
-    ///
-    /// Called holding `InjectionStore.waits`.
-    nonisolated func endWaiting() {
-        waitingFor = nil
-        waitingKeys = []
-    }
-}
-
-/// The article-style variables' side of the store: which threads read them, which have been initialized, and what
-/// global writes replaced.
-///
-/// A big-reader lock. A thread reads a variable through the store holding its own `variableLock`; a writer holds every
-/// registered thread's, which it takes one at a time holding nothing else, and only one writer runs at once
-/// (`writer`). A variable's first read, which may run its initializer, holds no lock at all, so that an initializer
-/// that waits for another thread waits holding nothing; writes to that key wait until every first read of it has
-/// returned (`firstReads`), and no write starts one, because a writer first reads the variable itself the same way.
-final class Variables: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: every stored property but `lock` is read and written only while
-    // holding `lock`.
-    private nonisolated let lock = Lock(withCondition: true)
-    /// The threads that read variables through the store, whose variable locks a writer takes.
-    private nonisolated(unsafe) var readers: [ObjectIdentifier: ThreadState] = [:]
-    /// The keys whose first read has returned.
-    private nonisolated(unsafe) var initialized: Set<ObjectIdentifier> = []
-    /// For each key, how many first reads of it are in progress.
-    private nonisolated(unsafe) var firstReads: [ObjectIdentifier: Int] = [:]
-    /// The thread that writes variables now, if any.
-    private nonisolated(unsafe) var writer: ThreadState?
-    /// For each settable key that global writes assigned since the last reset, a closure that assigns back what its
-    /// `currentValue` held before the first of them, and returns what it replaces.
-    private nonisolated(unsafe) var originals: [ObjectIdentifier: () -> Any] = [:]
-
-    nonisolated init() {}
-
-    /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read, holding
-    /// no lock; returns what `read` returned, or `nil` if it did not run.
-    nonisolated func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
-        lock.lock()
-        // A thread that is not yet a reader waits for the writer, which did not take its lock.
-        while readers[ObjectIdentifier(thread)] == nil, writer != nil { lock.wait() }
-        readers[ObjectIdentifier(thread)] = thread
-        guard !initialized.contains(id) else {
-            lock.unlock()
-            return nil
+        /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
+        nonisolated func noteInitialized(_ id: ObjectIdentifier) {
+            own.initializedVariables.insert(id)
         }
-        firstReads[id, default: 0] += 1
-        lock.unlock()
-        let value = read()
-        lock.withLock {
-            initialized.insert(id)
-            firstReads[id]! -= 1
-            if firstReads[id] == 0 { firstReads[id] = nil }
-            lock.broadcast()
-        }
-        return value
-    }
 
-    /// Runs `body`, which assigns `key`'s variable, holding every reader's variable lock.
-    ///
-    /// It first makes sure that the variable has been read once, running its initializer holding no lock, and waits,
-    /// holding no lock, for the first reads in progress and for another writer. A write made by a setter or observer
-    /// that a write runs, which holds the locks already, runs at once.
-    nonisolated func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
-        if case .all = thread.variableLocks { return thread.with(Context(), body) }
-        let id = ObjectIdentifier(key)
-        lock.lock()
-        while true {
-            if writer == nil, initialized.contains(id), firstReads[id] == nil { break }
-            if !initialized.contains(id), firstReads[id] == nil {
-                lock.unlock()
-                _ = firstRead(id, on: thread) { K.currentValue }
-                thread.noteInitialized(id)
-                lock.lock()
-                continue
+        // MARK: Waiting for builds
+
+        /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
+        ///
+        /// Called holding `Store.waits`.
+        ///
+        /// A ticket that is not finished has a builder that is still evaluating the ticket's key. Following builders
+        /// that wait for unfinished tickets, every step is a real read: each key on a builder's stack read the next
+        /// one, and the innermost key of a waiting thread read the key of the ticket it waits for. If the chain comes
+        /// back to this thread, those reads form a cycle; a finished ticket, or a builder that is not waiting, ends the
+        /// chain.
+        ///
+        /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
+        /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
+        nonisolated func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
+            var chain: [Any.Type] = []
+            var next = ticket
+            while next.builder !== self {
+                guard let blocker = next.builder.waitingFor, !blocker.finished else { return nil }
+                chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
+                next = blocker
             }
-            lock.wait()
+            return Array(own.stack.drop(while: { $0 != next.key })) + chain + [next.key]
         }
-        return exclusively(on: thread, body)
+
+        /// Records that this thread waits for another thread's build.
+        ///
+        /// Called holding `Store.waits`.
+        nonisolated func beginWaiting(for ticket: BuildTicket) {
+            waitingFor = ticket
+            waitingKeys = own.stack
+        }
+
+        /// Records that this thread no longer waits.
+        ///
+        /// Called holding `Store.waits`.
+        nonisolated func endWaiting() {
+            waitingFor = nil
+            waitingKeys = []
+        }
     }
 
-    /// Assigns back every original, and returns the values replaced, to be released after unlocking.
-    nonisolated func restoreAll(on thread: ThreadState) -> [Any] {
-        if case .all = thread.variableLocks { return restoreOriginals() }
-        lock.lock()
-        while writer != nil { lock.wait() }
-        return exclusively(on: thread) { restoreOriginals() }
-    }
-
-    /// Records what a key's variable held before the store's first write since the last reset.
+    /// The article-style variables' side of the store: which threads read them, which have been initialized, and what
+    /// global writes replaced.
     ///
-    /// Called by a writer, holding every reader's variable lock.
-    nonisolated func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
-        lock.withLock {
+    /// A big-reader lock. A thread reads a variable through the store holding its own `variableLock`; a writer holds
+    /// every registered thread's, which it takes one at a time holding nothing else, and only one writer runs at once
+    /// (`writer`). A variable's first read, which may run its initializer, holds no lock at all, so that an initializer
+    /// that waits for another thread waits holding nothing; writes to that key wait until every first read of it has
+    /// returned (`firstReads`), and no write starts one, because a writer first reads the variable itself the same way.
+    final class Variables: Sendable {
+        /// What `lock` guards.
+        private struct State: Sendable {
+            /// The threads that read variables through the store, whose variable locks a writer takes.
+            nonisolated var readers: [ObjectIdentifier: ThreadState] = [:]
+            /// The keys whose first read has returned.
+            nonisolated var initialized: Swift.Set<ObjectIdentifier> = []
+            /// For each key, how many first reads of it are in progress.
+            nonisolated var firstReads: [ObjectIdentifier: Int] = [:]
+            /// The thread that writes variables now, if any.
+            nonisolated var writer: ThreadState?
+            /// For each settable key that global writes assigned since the last reset, what its `currentValue` held
+            /// before the first of them.
+            nonisolated var originals: [ObjectIdentifier: any Restoring] = [:]
+
+            nonisolated init() {}
+        }
+
+        private nonisolated let lock = Lock(State())
+
+        nonisolated init() {}
+
+        /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read,
+        /// holding no lock; returns what `read` returned, or `nil` if it did not run.
+        nonisolated func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
+            // A thread that is not yet a reader waits for the writer, which did not take its lock.
+            let isFirst = lock.withLock(
+                waitingUntil: { $0.readers[ObjectIdentifier(thread)] != nil || $0.writer == nil }
+            ) { state in
+                state.readers[ObjectIdentifier(thread)] = thread
+                guard !state.initialized.contains(id) else { return false }
+                state.firstReads[id, default: 0] += 1
+                return true
+            }
+            guard isFirst else { return nil }
+            let value = read()
+            lock.withLock { state in
+                state.initialized.insert(id)
+                state.firstReads[id]! -= 1
+                if state.firstReads[id] == 0 { state.firstReads[id] = nil }
+                lock.broadcast()
+            }
+            return value
+        }
+
+        /// Runs `body`, which assigns `key`'s variable, holding every reader's variable lock.
+        ///
+        /// It first makes sure that the variable has been read once, running its initializer holding no lock, and
+        /// waits, holding no lock, for the first reads in progress and for another writer. A write made by a setter or
+        /// observer that a write runs, which holds the locks already, runs at once.
+        nonisolated func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
+            if case .all = thread.variableLocks { return thread.with(Context(), body) }
             let id = ObjectIdentifier(key)
-            guard originals[id] == nil else { return }
-            originals[id] = {
+            while true {
+                // `nil` when the variable needs its first read.
+                let locked: [ThreadState]? = lock.withLock(
+                    waitingUntil: { state in
+                        state.firstReads[id] == nil && (state.writer == nil || !state.initialized.contains(id))
+                    }
+                ) { state in
+                    guard state.initialized.contains(id) else { return nil }
+                    state.writer = thread
+                    return Array(state.readers.values)
+                }
+                guard let locked else {
+                    _ = firstRead(id, on: thread) { K.currentValue }
+                    thread.noteInitialized(id)
+                    continue
+                }
+                return exclusively(on: thread, holding: locked, body)
+            }
+        }
+
+        /// Assigns back every original, and returns the values replaced, to be released after unlocking.
+        nonisolated func restoreAll(on thread: ThreadState) -> [Any] {
+            if case .all = thread.variableLocks { return restoreOriginals() }
+            let locked = lock.withLock(waitingUntil: { $0.writer == nil }) { state in
+                state.writer = thread
+                return Array(state.readers.values)
+            }
+            return exclusively(on: thread, holding: locked) { restoreOriginals() }
+        }
+
+        /// Records what a key's variable held before the store's first write since the last reset.
+        ///
+        /// Called by a writer, holding every reader's variable lock.
+        nonisolated func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
+            lock.withLock { state in
+                let id = ObjectIdentifier(key)
+                guard state.originals[id] == nil else { return }
+                state.originals[id] = Original<K>(value: original)
+            }
+        }
+
+        /// Called when a thread exits.
+        nonisolated func unregister(_ thread: ThreadState) {
+            lock.withLock { $0.readers[ObjectIdentifier(thread)] = nil }
+        }
+
+        /// Runs `body` as the writer, holding every lock in `locked`, the registered readers' variable locks, in a
+        /// context of its own.
+        ///
+        /// Called once this thread has become the writer; returns having stopped being it.
+        private nonisolated func exclusively<R>(
+            on thread: ThreadState,
+            holding locked: [ThreadState],
+            _ body: () -> R
+        ) -> R {
+            // One writer at a time takes readers' locks, so the order among them does not matter; a reader holds only
+            // its own. A reader registered from now on waits for this writer first.
+            for reader in locked { reader.variableLock.lock() }
+            thread.variableLocks = .all
+            let result = thread.with(Context(), body)
+            thread.variableLocks = .none
+            for reader in locked { reader.variableLock.unlock() }
+            lock.withLock { state in
+                state.writer = nil
+                lock.broadcast()
+            }
+            return result
+        }
+
+        /// Assigns back every original; called by a writer.
+        private nonisolated func restoreOriginals() -> [Any] {
+            let restores = lock.withLock { state in
+                defer { state.originals = [:] }
+                return Array(state.originals.values)
+            }
+            return restores.map { $0.restore() }
+        }
+
+        /// What a settable key's variable held before the store's first write to it since the last reset.
+        private struct Original<K: InjectionKey>: Restoring {
+            nonisolated let value: K.Value
+
+            nonisolated init(value: K.Value) {
+                self.value = value
+            }
+
+            nonisolated func restore() -> Any {
                 let current = K.currentValue
-                K.currentValue = original
+                K.currentValue = value
                 return current
             }
         }
     }
 
-    /// Called when a thread exits.
-    nonisolated func unregister(_ thread: ThreadState) {
-        lock.withLock { readers[ObjectIdentifier(thread)] = nil }
+    /// A value that assigns something back and returns what it replaced.
+    protocol Restoring: Sendable {
+        nonisolated func restore() -> Any
     }
 
-    /// Becomes the writer and runs `body` holding every reader's variable lock, in a context of its own.
+    /// A set of keys, kept as a short list while it is short: most apps have a few article-style keys, and searching a
+    /// few identifiers costs a read less than hashing one.
+    struct Keys: Sendable {
+        private nonisolated var few: [ObjectIdentifier] = []
+        private nonisolated var many: Swift.Set<ObjectIdentifier> = []
+        private static nonisolated let listLimit = 16
+
+        nonisolated init() {}
+
+        @inline(__always)
+        nonisolated func contains(_ id: ObjectIdentifier) -> Bool {
+            guard many.isEmpty else { return many.contains(id) }
+            for key in few where key == id { return true }
+            return false
+        }
+
+        nonisolated mutating func insert(_ id: ObjectIdentifier) {
+            guard !contains(id) else { return }
+            guard many.isEmpty, few.count < Self.listLimit else {
+                many.formUnion(few)
+                few = []
+                many.insert(id)
+                return
+            }
+            few.append(id)
+        }
+    }
+
+    /// One thread's build of one `.cached` key in one root.
+    final class BuildTicket: Sendable {
+        nonisolated let key: Any.Type
+        nonisolated let builder: ThreadState
+        /// Whether the builder has its value; from then on nobody waits for this ticket.
+        ///
+        /// Set, once, holding `Store.waits`, so that a thread holding `Store.waits` sees every ticket as it is.
+        private nonisolated let state = Lock(false)
+
+        nonisolated init(key: Any.Type, builder: ThreadState) {
+            self.key = key
+            self.builder = builder
+        }
+
+        nonisolated var finished: Bool { state.withLock { $0 } }
+
+        /// Called holding `Store.waits`.
+        nonisolated func finish() {
+            state.withLock { $0 = true }
+        }
+    }
+
+    /// The thread-specific data key under which each thread keeps its `ThreadState`.
+    private static nonisolated let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            #if !canImport(Darwin)
+            guard let pointer else { return }
+            #endif
+            // Takes back the reference that `ThreadState.current` gave the slot; the state is released after this line.
+            Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue().unregister()
+        }
+        precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
+        return key
+    }()
+
+    /// What a strict test reports about a key read with neither an override nor a test value.
+    private static nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
+        """
+        InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the live \
+        default. To fix it, override the dependency in the test (with the trait's update closure, .injecting, or \
+        InjectedValues[\\.…] = …), or give the key a value for every test: \
+        extension \(key): TestValueKey { static var testValue: … { … } }.
+        """
+    }
+
+    /// Stops the process because defaults read each other in a cycle.
+    private static nonisolated func dependencyCycle(_ keys: [Any.Type]) -> Never {
+        let chain = keys.map { String(describing: $0) }.joined(separator: " → ")
+        fatalError(
+            """
+            InjectedValues: dependency cycle: \(chain). Each key's default reads the next one, so none of them can be \
+            built. To fix it, break the cycle: let one of these types receive the other as a parameter or a \
+            property set after creation, or resolve it lazily, when first used, instead of in currentValue.
+            """
+        )
+    }
+
+    // MARK: - Lock
+
+    /// A POSIX mutex and condition variable, and the state they guard.
     ///
-    /// Called holding `lock`, with no writer; returns having given it up.
-    private nonisolated func exclusively<R>(on thread: ThreadState, _ body: () -> R) -> R {
-        writer = thread
-        let locked = Array(readers.values)
-        lock.unlock()
-        // One writer at a time takes readers' locks, so the order among them does not matter; a reader holds only its
-        // own. A reader registered from now on waits for this writer first.
-        for reader in locked { reader.variableLock.lock() }
-        thread.variableLocks = .all
-        let result = thread.with(Context(), body)
-        thread.variableLocks = .none
-        for reader in locked { reader.variableLock.unlock() }
-        lock.withLock {
-            writer = nil
-            lock.broadcast()
-        }
-        return result
-    }
+    /// `State` is `Void` for a lock whose owner keeps the state it guards in its own stored properties.
+    final class Lock<State: Sendable>: @unchecked Sendable {
+        // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only in `withLock`, holding the
+        // mutex. A POSIX mutex and condition variable are made to be used from many threads; they live together in
+        // memory allocated here, so their addresses never change, and are destroyed only in `deinit`, when no thread
+        // can be holding or waiting on them.
+        private nonisolated(unsafe) let primitives = UnsafeMutablePointer<Primitives>.allocate(capacity: 1)
+        private nonisolated(unsafe) var state: State
 
-    /// Assigns back every original; called by a writer.
-    private nonisolated func restoreOriginals() -> [Any] {
-        let restores: [() -> Any] = lock.withLock {
-            defer { originals = [:] }
-            return Array(originals.values)
+        /// The mutex and the condition variable, side by side in one allocation.
+        private struct Primitives {
+            nonisolated var mutex = pthread_mutex_t()
+            nonisolated var condition = pthread_cond_t()
         }
-        return restores.map { $0() }
+
+        nonisolated init(_ state: State) {
+            self.state = state
+            primitives.initialize(to: Primitives())
+            let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
+            precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
+            let conditionStatus = pthread_cond_init(&primitives.pointee.condition, nil)
+            precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
+        }
+
+        deinit {
+            pthread_cond_destroy(&primitives.pointee.condition)
+            pthread_mutex_destroy(&primitives.pointee.mutex)
+            primitives.deinitialize(count: 1)
+            primitives.deallocate()
+        }
+
+        nonisolated func lock() {
+            pthread_mutex_lock(&primitives.pointee.mutex)
+        }
+
+        nonisolated func unlock() {
+            pthread_mutex_unlock(&primitives.pointee.mutex)
+        }
+
+        /// Runs `body` holding the lock, with the state it guards, once `ready` says the state is ready for it.
+        ///
+        /// Until then it waits, giving up the lock, for another thread to call `broadcast()`. The state is only ever
+        /// touched here, never across a wait, which is why waiting is part of this method and not of `body`.
+        nonisolated func withLock<R>(
+            waitingUntil ready: (State) -> Bool = { _ in true },
+            _ body: (inout State) throws -> R
+        ) rethrows -> R {
+            pthread_mutex_lock(&primitives.pointee.mutex)
+            defer { pthread_mutex_unlock(&primitives.pointee.mutex) }
+            while !ready(state) { wait() }
+            return try body(&state)
+        }
+
+        /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
+        ///
+        /// Called holding the lock. Callers check their condition again afterwards, as a wake-up may be spurious.
+        nonisolated func wait() {
+            pthread_cond_wait(&primitives.pointee.condition, &primitives.pointee.mutex)
+        }
+
+        /// Wakes every thread waiting in `wait()`.
+        ///
+        /// Called holding the lock.
+        nonisolated func broadcast() {
+            pthread_cond_broadcast(&primitives.pointee.condition)
+        }
     }
 }
 
-/// A set of keys, kept as a short list while it is short: most apps have a few article-style keys, and searching a
-/// few identifiers costs a read less than hashing one.
-struct Keys {
-    // `nonisolated(unsafe)`: only so that a module whose default isolation is the main actor leaves these alone; the
-    // thread that owns the `ThreadState` holding the value is the only one to touch them.
-    private nonisolated(unsafe) var few: [ObjectIdentifier] = []
-    private nonisolated(unsafe) var many: Set<ObjectIdentifier> = []
-    private static nonisolated let listLimit = 16
-
-    nonisolated init() {}
-
-    @inline(__always)
-    nonisolated func contains(_ id: ObjectIdentifier) -> Bool {
-        guard many.isEmpty else { return many.contains(id) }
-        for key in few where key == id { return true }
-        return false
+extension InjectedValues.Lock where State == Void {
+    nonisolated convenience init() {
+        self.init(())
     }
 
-    nonisolated mutating func insert(_ id: ObjectIdentifier) {
-        guard !contains(id) else { return }
-        guard many.isEmpty, few.count < Self.listLimit else {
-            many.formUnion(few)
-            few = []
-            many.insert(id)
-            return
-        }
-        few.append(id)
-    }
-}
-
-/// One thread's build of one `.cached` key in one root.
-final class BuildTicket: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: `finished` is read and written only while holding
-    // `InjectionStore.waits`; the other properties never change.
-    nonisolated let key: Any.Type
-    nonisolated let builder: ThreadState
-    /// Set, once, when the builder has its value; from then on nobody waits for this ticket.
-    nonisolated(unsafe) var finished = false
-
-    nonisolated init(key: Any.Type, builder: ThreadState) {
-        self.key = key
-        self.builder = builder
-    }
-}
-
-/// The thread-specific data key under which each thread keeps its `ThreadState`.
-private nonisolated let threadKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key) { pointer in
-        #if !canImport(Darwin)
-        guard let pointer else { return }
-        #endif
-        // Takes back the reference that `ThreadState.current` gave the slot; the state is released after this line.
-        Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue().unregister()
-    }
-    precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
-    return key
-}()
-
-/// What a strict test reports about a key read with neither an override nor a test value.
-private nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
-    """
-    InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the live \
-    default. To fix it, override the dependency in the test (with the trait's update closure, .injecting, or \
-    InjectedValues[\\.…] = …), or give the key a value for every test: \
-    extension \(key): TestValueKey { static var testValue: … { … } }.
-    """
-}
-
-/// Stops the process because defaults read each other in a cycle.
-private nonisolated func dependencyCycle(_ keys: [Any.Type]) -> Never {
-    let chain = keys.map { String(describing: $0) }.joined(separator: " → ")
-    fatalError(
-        """
-        InjectedValues: dependency cycle: \(chain). Each key's default reads the next one, so none of them can be \
-        built. To fix it, break the cycle: let one of these types receive the other as a parameter or a \
-        property set after creation, or resolve it lazily, when first used, instead of in currentValue.
-        """
-    )
-}
-
-// MARK: - Lock
-
-/// A POSIX mutex, and for a root's builds a condition variable.
-final class Lock: @unchecked Sendable {
-    // `@unchecked Sendable` and `nonisolated(unsafe)`: a POSIX mutex and condition variable are made to be used from
-    // many threads. They live in
-    // memory allocated here, so their addresses never change, and they are destroyed only in `deinit`, when no thread
-    // can be holding or waiting on them.
-    private nonisolated(unsafe) let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private nonisolated(unsafe) let condition: UnsafeMutablePointer<pthread_cond_t>?
-
-    nonisolated init(withCondition: Bool) {
-        mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "InjectedValues: pthread_mutex_init failed with \(status)")
-        condition = withCondition ? .allocate(capacity: 1) : nil
-        if let condition {
-            condition.initialize(to: pthread_cond_t())
-            let status = pthread_cond_init(condition, nil)
-            precondition(status == 0, "InjectedValues: pthread_cond_init failed with \(status)")
-        }
-    }
-
-    deinit {
-        if let condition {
-            pthread_cond_destroy(condition)
-            condition.deallocate()
-        }
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    nonisolated func lock() {
-        pthread_mutex_lock(mutex)
-    }
-
-    nonisolated func unlock() {
-        pthread_mutex_unlock(mutex)
-    }
-
+    /// Runs `body` holding the lock.
     nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock()
+        defer { unlock() }
         return try body()
-    }
-
-    /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
-    ///
-    /// Callers check their condition again afterwards, as a wake-up may be spurious.
-    nonisolated func wait() {
-        pthread_cond_wait(condition!, mutex)
-    }
-
-    /// Wakes every thread waiting in `wait()`.
-    ///
-    /// Called holding the lock.
-    nonisolated func broadcast() {
-        pthread_cond_broadcast(condition!)
     }
 }

@@ -27,6 +27,9 @@ grep -q "type 'Cart' does not conform to the 'Sendable' protocol" "$out/nonsenda
 echo "non-sendable client: rejected in Swift 6 mode"
 swiftc -swift-version 5 -warnings-as-errors -typecheck "$library" Tests/Clients/NonSendableClient/main.swift
 
+# Copied beside a user's own types with every name the file uses, and beside a Sendable key-path conformance.
+bash Tests/Clients/copy-in.sh
+
 "$out/swift5" | tee "$out/swift5.log"
 "$out/swift6" | tee "$out/swift6.log"
 grep -qx "swift5 client: ok" "$out/swift5.log"
