@@ -530,7 +530,7 @@ public struct Injected<Value> {
         }
     }
 
-    /// The scope the property remembers, to build on with ``withInjectedValues(from:_:operation:)``.
+    /// The scope the property remembers, to build on with ``withInjectedValues(from:_:operation:fileID:line:)``.
     ///
     /// An object hands its scope to the objects it makes later through any of its `@Injected` properties:
     ///
@@ -550,7 +550,7 @@ public struct Injected<Value> {
     /// Like ``wrappedValue``, it is not marked `nonisolated`: Swift copies the mark onto the `$` variable of a wrapped
     /// local variable, where it is not allowed.
     public var projectedValue: InjectedValues.CapturedScope {
-        InjectedValues.CapturedScope(scope: scope)
+        InjectedValues.CapturedScope(scope: scope, madeFor: Value.self)
     }
 
     private nonisolated func readOnlyWriteMessage(_ keyPath: KeyPath<InjectedValues, Value>) -> String {
@@ -694,7 +694,8 @@ public func withInjectedValues<R>(
 /// active here are in another fresh scope's world than the captured one, they alone count.
 ///
 /// When the captured scope is empty, because the property was made outside any scope, the new scope is nested in the
-/// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it. Nothing of the parent is read but
+/// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it; inside a test's scope, the test
+/// reports it, since the child then runs on the test's scope rather than the parent's. Nothing of the parent is read but
 /// the scope its property stored when it was made, so this is safe with actors, locked classes and any `Sendable`
 /// parent, and nothing is registered anywhere.
 ///
@@ -704,21 +705,26 @@ public func withInjectedValues<R>(
 ///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
 ///     where this is called.
 ///   - operation: The code to run in the new scope.
+///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
+///   - line: The line where this is called. Leave the default.
 /// - Returns: The value the operation returns.
 @discardableResult
 public nonisolated func withInjectedValues<R>(
     from scope: InjectedValues.CapturedScope,
     _ update: (inout InjectedValues) throws -> Void,
-    operation: () throws -> R
+    operation: () throws -> R,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
 ) rethrows -> R {
     let reader = InjectedValues.Scope.active
+    scope.reportIfEmpty(in: reader, file: fileID, line: line)
     return try InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
 }
 
 /// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
 /// remembers, with some dependencies overridden on top.
 ///
-/// This behaves like the synchronous ``withInjectedValues(from:_:operation:)``, and the operation runs on the
+/// This behaves like the synchronous ``withInjectedValues(from:_:operation:fileID:line:)``, and the operation runs on the
 /// caller's actor.
 ///
 /// - Parameters:
@@ -728,15 +734,20 @@ public nonisolated func withInjectedValues<R>(
 ///     where this is called.
 ///   - isolation: The actor the operation runs on. Leave the default, the caller's.
 ///   - operation: The code to run in the new scope.
+///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
+///   - line: The line where this is called. Leave the default.
 /// - Returns: The value the operation returns.
 @discardableResult
 public func withInjectedValues<R>(
     from scope: InjectedValues.CapturedScope,
     _ update: (inout InjectedValues) throws -> Void,
     isolation: isolated (any Swift.Actor)? = #isolation,
-    operation: () async throws -> R
+    operation: () async throws -> R,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
 ) async rethrows -> R {
     let reader = InjectedValues.Scope.active
+    scope.reportIfEmpty(in: reader, file: fileID, line: line)
     return try await InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(
         madeIn: reader,
         update,
@@ -804,9 +815,25 @@ extension InjectedValues {
     /// world, they alone count. A capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
         nonisolated let scope: InjectedValues.Scope?
+        /// The value type of the `@Injected` property that handed out the scope, or `nil` for a capture.
+        nonisolated let madeFor: Any.Type?
 
-        nonisolated init(scope: InjectedValues.Scope?) {
+        nonisolated init(scope: InjectedValues.Scope?, madeFor: Any.Type? = nil) {
             self.scope = scope
+            self.madeFor = madeFor
+        }
+
+        /// Reports, inside a test's scope, that `withInjectedValues(from:)` got no scope to build on.
+        nonisolated func reportIfEmpty(in reader: InjectedValues.Scope?, file: StaticString, line: UInt) {
+            guard scope == nil, let policy = reader?.root.testPolicy, let report = policy.report else { return }
+            let source = madeFor.map { "an @Injected property of type \($0)" } ?? "InjectedValues.capture()"
+            report(
+                """
+                InjectedValues: withInjectedValues(from:) at \(file):\(line) got no scope to build on: \(source) was \
+                made outside every scope, so the new scope builds on the test's scope, not on the parent's. To fix it, \
+                make the parent inside the test (or inside withInjectedValues), or pass a scope captured in the test.
+                """
+            )
         }
 
         /// Runs `body` in the captured scope.
@@ -815,7 +842,8 @@ extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
-            try withInjectedValues(from: self, { _ in }, operation: body)
+            let reader = InjectedValues.Scope.active
+            return try InjectedValues.Scope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
         }
 
         /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
@@ -829,7 +857,12 @@ extension InjectedValues {
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            try await withInjectedValues(from: self, { _ in }, isolation: isolation, operation: body)
+            let reader = InjectedValues.Scope.active
+            return try await InjectedValues.Scope.makeNested(basedOn: scope, in: reader).run(
+                madeIn: reader,
+                { _ in },
+                body
+            )
         }
     }
 }
@@ -844,12 +877,74 @@ extension InjectedValues {
 ///
 /// Inside the scope, a read of a key that no scope overrides returns the key's ``TestValueKey/testValue`` when it
 /// declares one, and its `currentValue` otherwise. With `strict` set, reading such a key that has no test value also
-/// calls `strict` once per key in the test, with a message that names the key and says how to fix it; the read still
+/// calls `report` once per key in the test, with a message that names the key and says how to fix it; the read still
 /// returns the live default. Fresh scopes opened inside the test keep its test values, its `strict`, and the keys it
-/// has reported.
+/// has reported. `report` also hears of a ``withInjectedValues(from:_:operation:fileID:line:)`` that finds no scope to
+/// build on, strict or not.
 ///
 /// Opened inside another test's scope, as a test's trait is inside its suite's, it is nested in that scope instead
-/// of starting afresh: the outer overrides stay, this one's go on top, and the outer scope's `strict` applies.
+/// of starting afresh: the outer overrides stay, this one's go on top, and the outer scope's `strict` and `report`
+/// apply.
+///
+/// The first call makes the process one that runs tests, for good: from then on, reads made outside every test's
+/// scope (work on a queue, a thread or a detached task) get test values too, and while a strict test runs, such a read
+/// of a key with no test value is reported, once per key, to the strict test that began last. <doc:TestingWithInjected>
+/// says what this means for a test suite.
+///
+/// - Parameters:
+///   - strict: Whether reading a key that has neither an override nor a test value is reported.
+///   - report: What to call with a message about a problem in the test: a key read without a test value, in a
+///     strict test, or a scope that `from:` could not find.
+///   - update: A closure that overrides dependencies in the test's scope.
+///   - operation: The test.
+/// - Returns: The value the operation returns.
+@discardableResult
+public nonisolated func withTestInjectedValues<R>(
+    strict: Bool,
+    reportingTo report: @escaping @Sendable (_ message: String) -> Void,
+    _ update: (inout InjectedValues) throws -> Void,
+    operation: () throws -> R
+) rethrows -> R {
+    let enclosing = InjectedValues.Scope.active
+    let policy = InjectedValues.TestPolicy(strict: strict, report: report)
+    let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
+    return try InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
+        try scope.run(madeIn: enclosing, update, operation)
+    }
+}
+
+/// Runs an asynchronous operation in a fresh scope for a test, in which keys that declare a test value start from it.
+///
+/// This behaves like the synchronous ``withTestInjectedValues(strict:reportingTo:_:operation:)``, and the operation
+/// runs on the caller's actor.
+///
+/// - Parameters:
+///   - strict: Whether reading a key that has neither an override nor a test value is reported.
+///   - report: What to call with a message about a problem in the test.
+///   - update: A closure that overrides dependencies in the test's scope.
+///   - isolation: The actor the operation runs on. Leave the default, the caller's.
+///   - operation: The test.
+/// - Returns: The value the operation returns.
+@discardableResult
+public func withTestInjectedValues<R>(
+    strict: Bool,
+    reportingTo report: @escaping @Sendable (_ message: String) -> Void,
+    _ update: (inout InjectedValues) throws -> Void,
+    isolation: isolated (any Swift.Actor)? = #isolation,
+    operation: () async throws -> R
+) async rethrows -> R {
+    let enclosing = InjectedValues.Scope.active
+    let policy = InjectedValues.TestPolicy(strict: strict, report: report)
+    let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
+    return try await InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
+        try await scope.run(madeIn: enclosing, update, operation)
+    }
+}
+
+/// Runs an operation in a fresh scope for a test, calling `strict`, if any, for each key read with no test value.
+///
+/// The same as ``withTestInjectedValues(strict:reportingTo:_:operation:)`` with `strict` set when a closure is
+/// given; without one, nothing is reported.
 ///
 /// - Parameters:
 ///   - strict: What to call when the test reads a key that has neither an override nor a test value, or `nil` to
@@ -863,15 +958,14 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
-    let scope = InjectedValues.Scope.makeTestScope(InjectedValues.TestPolicy(report: strict), in: enclosing)
-    return try scope.run(madeIn: enclosing, update, operation)
+    try withTestInjectedValues(strict: strict != nil, reportingTo: strict ?? { _ in }, update, operation: operation)
 }
 
-/// Runs an asynchronous operation in a fresh scope for a test, in which keys that declare a test value start from it.
+/// Runs an asynchronous operation in a fresh scope for a test, calling `strict`, if any, for each key read with no
+/// test value.
 ///
-/// This behaves like the synchronous ``withTestInjectedValues(strict:_:operation:)``, and the operation runs on the
-/// caller's actor.
+/// The same as ``withTestInjectedValues(strict:reportingTo:_:isolation:operation:)`` with `strict` set when a
+/// closure is given; without one, nothing is reported.
 ///
 /// - Parameters:
 ///   - strict: What to call when the test reads a key that has neither an override nor a test value, or `nil` to
@@ -887,28 +981,49 @@ public func withTestInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
-    let scope = InjectedValues.Scope.makeTestScope(InjectedValues.TestPolicy(report: strict), in: enclosing)
-    return try await scope.run(madeIn: enclosing, update, operation)
+    try await withTestInjectedValues(
+        strict: strict != nil,
+        reportingTo: strict ?? { _ in },
+        update,
+        isolation: isolation,
+        operation: operation
+    )
 }
 
 extension InjectedValues {
     /// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
     /// inside it, so that the test reports each key once.
     final class TestPolicy: Sendable {
-        /// Called the first time in the test that a key with neither an override nor a test value is read; `nil` when
-        /// the test is not strict.
+        /// How the test reports a problem, such as a test failure; `nil` for the process's policy, which reports to a
+        /// strict test that is running.
         nonisolated let report: (@Sendable (String) -> Void)?
+        /// Whether reads of keys with neither an override nor a test value are reported.
+        nonisolated let strict: Bool
         /// The keys reported so far.
         private nonisolated let reported = Lock(Swift.Set<ObjectIdentifier>())
 
-        nonisolated init(report: (@Sendable (String) -> Void)?) {
+        nonisolated init(strict: Bool, report: (@Sendable (String) -> Void)?) {
+            self.strict = strict
             self.report = report
         }
 
-        /// Records that the test read `id` with no test value, and returns whether it is the first time.
-        nonisolated func isFirstReport(of id: ObjectIdentifier) -> Bool {
-            reported.withLock { $0.insert(id).inserted }
+        /// Whether this is the policy of reads made outside every test in a process that runs tests.
+        nonisolated var isProcessPolicy: Bool { report == nil }
+
+        /// Reports, once per key, a read of `key` that found neither an override nor a test value.
+        nonisolated func reportMissingTestValue(of key: Any.Type) {
+            let report: (@Sendable (String) -> Void)?
+            let message: String
+            if isProcessPolicy {
+                // Outside every test: reported while a strict test runs, to the one that began last.
+                report = Store.strictTests.withLock { $0.last?.report }
+                message = escapingReadMessage(for: key)
+            } else {
+                report = strict ? self.report : nil
+                message = missingTestValueMessage(for: key)
+            }
+            guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
+            report(message)
         }
     }
 
@@ -1043,13 +1158,16 @@ extension InjectedValues {
         /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
         static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?) -> Scope {
             guard fresh else { return Scope(parent: enclosing ?? Store.global) }
-            // A fresh scope inside a test is still in the test.
-            return Scope(parent: nil, testPolicy: enclosing?.root.testPolicy)
+            // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
+            // it reads test values as the global store does.
+            return Scope(parent: nil, testPolicy: enclosing?.root.testPolicy ?? Store.processPolicy)
         }
 
         /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
         static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: Scope?) -> Scope {
-            if let enclosing, enclosing.root.testPolicy != nil { return makeNested(fresh: false, in: enclosing) }
+            if let enclosing, let outer = enclosing.root.testPolicy, !outer.isProcessPolicy {
+                return makeNested(fresh: false, in: enclosing)
+            }
             return Scope(parent: nil, testPolicy: policy)
         }
 
@@ -1302,6 +1420,59 @@ extension InjectedValues {
 
         /// The article-style variables' first reads and writers.
         static nonisolated let variables = Variables()
+
+        /// The policy of reads made outside every test, set when the process begins its first test; `nil` in a process
+        /// that runs no tests.
+        private static nonisolated let processPolicyLock = Lock<TestPolicy?>(nil)
+
+        /// The strict tests running now, in the order they began.
+        static nonisolated let strictTests = Lock<[TestPolicy]>([])
+
+        /// The policy of reads made outside every test in a process that runs tests, or `nil`.
+        static nonisolated var processPolicy: TestPolicy? {
+            processPolicyLock.withLock { $0 }
+        }
+
+        /// Makes the process one that runs tests, on its first test: from then on, reads outside every test's scope
+        /// get test values, and are reported while strict tests run.
+        static nonisolated func beginTestProcess() {
+            guard processPolicyLock.withLock({ $0 == nil }) else { return }
+            let dropped: [AnyBox] = global.lock.withLock {
+                let policy = TestPolicy(strict: true, report: nil)
+                guard
+                    processPolicyLock.withLock({ state in
+                        guard state == nil else { return false }
+                        state = policy
+                        return true
+                    })
+                else { return [] }
+                // Views answer reads of `.uncached` keys without asking the global store, which now has to decide.
+                return global.forgetAllInViews()
+            }
+            _ = dropped
+        }
+
+        /// Runs `body` as a test with `policy`, counting it among the strict tests running if it is strict.
+        static nonisolated func runningTest<R>(_ policy: TestPolicy, _ body: () throws -> R) rethrows -> R {
+            beginTestProcess()
+            guard policy.strict else { return try body() }
+            strictTests.withLock { $0.append(policy) }
+            defer { strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) } }
+            return try body()
+        }
+
+        /// Runs the asynchronous `body` as a test with `policy`, like `runningTest(_:_:)`.
+        static func runningTest<R>(
+            _ policy: TestPolicy,
+            isolation: isolated (any Swift.Actor)? = #isolation,
+            _ body: () async throws -> R
+        ) async rethrows -> R {
+            beginTestProcess()
+            guard policy.strict else { return try await body() }
+            strictTests.withLock { $0.append(policy) }
+            defer { strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) } }
+            return try await body()
+        }
 
         /// What an operation on the current thread is for, which decides the scopes it uses.
         enum Purpose {
@@ -1558,7 +1729,8 @@ extension InjectedValues {
                     return value
                 }
                 if K.lifetime == .uncached {
-                    if isGlobal { thread.addViewEntry(.evaluate, for: id) }
+                    // In a process that runs tests, a read outside them may get a test value or be reported.
+                    if isGlobal, Store.processPolicy == nil { thread.addViewEntry(.evaluate, for: id) }
                     root.lock.unlock()
                     return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
                 }
@@ -1649,14 +1821,14 @@ extension InjectedValues {
             quiet: Bool,
             on thread: ThreadState
         ) -> K.Value {
-            guard let policy = root.testPolicy else { return thread.evaluate(key, variable: variable) }
+            guard let policy = root.testPolicy ?? (root === global ? Store.processPolicy : nil) else {
+                return thread.evaluate(key, variable: variable)
+            }
             if let testKey = key as? any TestValueKey.Type {
                 // The opened key is `K` itself, so its test value is a `K.Value`.
                 return thread.evaluateTestValue(of: testKey) as! K.Value
             }
-            if let report = policy.report, !quiet, policy.isFirstReport(of: ObjectIdentifier(key)) {
-                report(missingTestValueMessage(for: key))
-            }
+            if !quiet { policy.reportMissingTestValue(of: key) }
             return thread.evaluate(key, variable: variable)
         }
 
@@ -1967,7 +2139,7 @@ extension InjectedValues {
             lock.withLock {
                 if !view.registered {
                     view.registered = true
-                    view.globalOverrides = !global.settled.isEmpty
+                    view.globalOverrides = !global.settled.isEmpty || Store.processPolicy != nil
                 }
                 view.entries[id] = entry
             }
@@ -1993,7 +2165,7 @@ extension InjectedValues {
             let removed = lock.withLock {
                 defer {
                     view.entries = [:]
-                    view.globalOverrides = false
+                    view.globalOverrides = Store.processPolicy != nil
                 }
                 return view.entries
             }
@@ -2369,9 +2541,20 @@ extension InjectedValues {
     private static nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
         """
         InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the live \
-        default. To fix it, override the dependency in the test (with the trait's update closure, .injecting, or \
-        InjectedValues[\\.…] = …), or give the key a value for every test: \
-        extension \(key): TestValueKey { static var testValue: … { … } }.
+        default. To fix it, override the dependency in the test's update closure (.injectedValues { $0.… = mock }) or \
+        with .injecting(\\.…, mock), which set it without building the live one first, or give the key a value for \
+        every test: extension \(key): TestValueKey { static var testValue: … { … } }.
+        """
+    }
+
+    /// What a strict test reports about a key read outside every test's scope with neither an override nor a test value.
+    private static nonisolated func escapingReadMessage(for key: Any.Type) -> String {
+        """
+        InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a callback) \
+        read \(key), which nothing overrides and which has no test value, so it used the live default. To fix it, \
+        give the key a value for every test: extension \(key): TestValueKey { static var testValue: … { … } }, or \
+        run the work in the test's scope: capture it with InjectedValues.capture() where the work is handed off, \
+        and call scope.run { … } where it runs.
         """
     }
 

@@ -47,8 +47,13 @@ open class InjectedTestCase: XCTestCase {
 
     /// Runs the test method, with its set-up and tear-down, in a fresh dependency scope.
     open override func invokeTest() {
-        let report: (@Sendable (String) -> Void)? = strictInjectedValues ? reportMissingTestValue : nil
-        withTestInjectedValues(strict: report, { setUpInjectedValues(&$0) }) {
+        withTestInjectedValues(
+            strict: strictInjectedValues,
+            reportingTo: reportMissingTestValue,
+            {
+                setUpInjectedValues(&$0)
+            }
+        ) {
             super.invokeTest()
         }
     }

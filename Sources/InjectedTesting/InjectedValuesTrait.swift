@@ -1,6 +1,32 @@
 import Injected
 import Testing
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Reports a problem that the library found in `test`: as an issue of the test, or, for a read made outside every
+/// test's scope that Swift Testing cannot attribute to `test` (work on another thread, a detached task, or another
+/// test that runs without the trait), as a warning on standard error.
+@Sendable func reportIssue(_ message: String, of test: Test.ID?, at location: SourceLocation) {
+    let outsideTheTest = message.hasPrefix("InjectedValues: work outside every test's scope")
+    if outsideTheTest, test == nil || Test.current?.id != test {
+        warn(message)
+    } else {
+        Issue.record(Comment(rawValue: message), sourceLocation: location)
+    }
+}
+
+/// Writes `message` to standard error as a runtime warning.
+func warn(_ message: String) {
+    let line = "warning: \(message)\n"
+    _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+}
+
 /// A trait that runs each test, and each case of a parameterized test, in its own fresh dependency scope.
 ///
 /// Swift Testing runs tests in parallel, so tests that override dependencies the way the article does,
@@ -33,10 +59,13 @@ import Testing
 /// shows every other failure too. Strict is not the default, so that a suite written for the article's file can adopt
 /// the trait before its keys have test values.
 ///
-/// > Important: A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not
-/// > `Task.detached` or other threads. Code under test that reads `InjectedValues[…]` from a detached task sees the
-/// > global store. Objects created inside the test with `@Injected` properties are fine: they remember the test's
-/// > scope and resolve there wherever they are read.
+/// A scope reaches the tasks a test starts with `async let`, task groups and `Task {}`, but not `Task.detached`, a
+/// Dispatch queue or a `Thread`. Work there that reads `InjectedValues[…]` directly still never reaches a live
+/// service that has a test value: once a test has run in the trait, the whole process reads test values wherever no
+/// test's scope applies. While a strict test runs, such a read of a key with no test value is reported too, once per
+/// key: as an issue when Swift Testing knows which test is running on that thread, and otherwise as a warning on
+/// standard error. Objects created inside the test with `@Injected` properties remember the test's scope and resolve
+/// there wherever they are read. The Injected documentation's "Testing with Injected" article has the details.
 public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout InjectedValues) throws -> Void
     private let strict: Bool
@@ -61,14 +90,9 @@ public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        let report: (@Sendable (String) -> Void)?
-        if strict {
-            let location = test.sourceLocation
-            report = { message in Issue.record(Comment(rawValue: message), sourceLocation: location) }
-        } else {
-            report = nil
-        }
-        try await withTestInjectedValues(strict: report, update) {
+        let (id, location) = (test.id, test.sourceLocation)
+        try await withTestInjectedValues(strict: strict, reportingTo: { reportIssue($0, of: id, at: location) }, update)
+        {
             try await function()
         }
     }

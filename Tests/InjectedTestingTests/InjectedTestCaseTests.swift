@@ -1,6 +1,7 @@
 #if canImport(XCTest)
 import Injected
 import InjectedTesting
+import Dispatch
 import XCTest
 
 /// Each test method of an `InjectedTestCase` runs in its own fresh scope with the class's overrides.
@@ -87,11 +88,11 @@ final class StrictInjectedTestCaseTests: InjectedTestCase {
     override var strictInjectedValues: Bool { true }
 
     /// The failures this class's strictness recorded in the current test, kept instead of failing it.
-    private let reports = Reports()
+    private let reports = Reports(keepingEscapingReads: true)
 
     #if canImport(ObjectiveC)
     override func record(_ issue: XCTIssue) {
-        guard issue.compactDescription.contains("InjectedValues: the test read") else { return super.record(issue) }
+        guard issue.compactDescription.contains("InjectedValues: ") else { return super.record(issue) }
         reports.add(issue.compactDescription)
     }
     #else
@@ -101,7 +102,7 @@ final class StrictInjectedTestCaseTests: InjectedTestCase {
         atLine line: Int,
         expected: Bool
     ) {
-        guard description.contains("InjectedValues: the test read") else {
+        guard description.contains("InjectedValues: ") else {
             return super.recordFailure(withDescription: description, inFile: file, atLine: line, expected: expected)
         }
         reports.add(description)
@@ -112,6 +113,20 @@ final class StrictInjectedTestCaseTests: InjectedTestCase {
         XCTAssertEqual(InjectedValues[\.liveOnly], "live only")
         XCTAssertEqual(reports.messages.count, 1)
         XCTAssertTrue(reports.messages.first?.contains("the test read LiveOnlyKey, which nothing overrides") == true)
+    }
+
+    func testAThreadReadingAKeyWithoutTestValueFailsTheTest() {
+        XCTAssertEqual(onThread { InjectedValues[\.xcTestOnly] }, "live")
+        XCTAssertEqual(reports.messages.count, 1)
+        XCTAssertTrue(reports.messages.first?.contains("work outside every test's scope") == true)
+        XCTAssertTrue(reports.messages.first?.contains("read XCTestOnlyKey, which nothing overrides") == true)
+    }
+
+    func testEscapingReadsOfTestValuesReportNothing() async {
+        XCTAssertEqual(onThread { InjectedValues[\.mailer].name }, "in-memory")
+        let name = await Task.detached { InjectedValues[\.mailer].name }.value
+        XCTAssertEqual(name, "in-memory")
+        XCTAssertEqual(reports.messages, [])
     }
 
     func testTestValuesAndOverridesReportNothing() {
@@ -128,5 +143,44 @@ final class LenientInjectedTestCaseTests: InjectedTestCase {
         XCTAssertEqual(InjectedValues[\.liveOnly], "live only")
         XCTAssertEqual(InjectedValues[\.mailer].name, "in-memory")
     }
+
+    func testADispatchQueueCallbackReadsTheTestValue() {
+        let done = expectation(description: "callback")
+        let name = ResultHolder()
+        DispatchQueue.global().async {
+            name.value = InjectedValues[\.mailer].name
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(name.value, "in-memory")
+    }
+
+    func testAThreadReadsTheTestValue() {
+        XCTAssertEqual(onThread { InjectedValues[\.mailer].name }, "in-memory")
+    }
+
+    func testADetachedTaskReadsTheTestValue() async {
+        let name = await Task.detached { InjectedValues[\.mailer].name }.value
+        XCTAssertEqual(name, "in-memory")
+    }
+
+    func testEscapingReadsOfAKeyWithoutTestValueAreLiveAndSilent() {
+        XCTAssertEqual(onThread { InjectedValues[\.liveOnly] }, "live only")
+    }
+}
+
+/// What a Dispatch callback read, handed back after an expectation.
+private final class ResultHolder: @unchecked Sendable {
+    // `@unchecked Sendable`: written once before the expectation is fulfilled, read after the wait.
+    var value: String?
+}
+
+/// A key that only the strict XCTest class reads from another thread, so that its one report is that test's.
+enum XCTestOnlyKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "live" }
+}
+
+extension InjectedValues {
+    var xcTestOnly: String { Self[XCTestOnlyKey.self] }
 }
 #endif

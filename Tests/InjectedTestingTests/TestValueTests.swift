@@ -24,17 +24,6 @@ struct TestValueTests {
         #expect(InjectedValues[\.mailer].name == "override")
     }
 
-    @Test("outside a test's scope, the key reads its live default")
-    func liveOutsideTests() {
-        #expect(InjectedValues[\.mailer].name == "live")
-        #expect(
-            withInjectedValues(fresh: true) { _ in
-            } operation: {
-                InjectedValues[\.mailer].name
-            } == "live"
-        )
-    }
-
     @Test("a strict test that reads a key with no override and no test value records an issue that names it")
     func strictRecordsAnIssue() async throws {
         let trait = InjectedValuesTrait.injectedValues(strict: true)
@@ -145,14 +134,23 @@ struct TestValueTests {
 }
 
 /// Messages a strict test reported.
+///
+/// Unless told to keep them, it ignores reads made outside every test's scope: while a strict test runs, the library
+/// reports those to the strict test that began last, which in a parallel run may be any of them.
 final class Reports: @unchecked Sendable {
     // `@unchecked Sendable`: `stored` is only read and written while holding `lock`.
     private let lock = NSLock()
     private var stored: [String] = []
+    private let keepingEscapingReads: Bool
+
+    init(keepingEscapingReads: Bool = false) {
+        self.keepingEscapingReads = keepingEscapingReads
+    }
 
     var messages: [String] { lock.withLock { stored } }
 
     @Sendable func add(_ message: String) {
+        if !keepingEscapingReads, message.hasPrefix("InjectedValues: work outside every test's scope") { return }
         lock.withLock { stored.append(message) }
     }
 }
