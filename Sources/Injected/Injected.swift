@@ -137,6 +137,13 @@ public nonisolated protocol ReadOnlyInjectionKey {
     /// The default is ``InjectionLifetime/uncached``. Declare `static var lifetime: InjectionLifetime { .cached }`
     /// to build the default once and keep it.
     static var lifetime: InjectionLifetime { get }
+
+    /// Whether ``currentValue`` is a variable that the store assigns, which it then reads under a lock.
+    ///
+    /// Provided for you, and not to be declared: `true` for every ``InjectionKey``, `false` for any other key. It
+    /// lets code that reads a key through a generic `ReadOnlyInjectionKey` parameter take the same turns with the
+    /// store's writes as the key's own accessor.
+    static var currentValueIsVariable: Bool { get }
 }
 #else
 // The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
@@ -145,12 +152,21 @@ public protocol ReadOnlyInjectionKey {
     associatedtype Value: Sendable
     static var currentValue: Value { get }
     static var lifetime: InjectionLifetime { get }
+    static var currentValueIsVariable: Bool { get }
 }
 #endif
 
 extension ReadOnlyInjectionKey {
     /// The default lifetime, ``InjectionLifetime/uncached``: every read asks the key's `currentValue`.
     public static nonisolated var lifetime: InjectionLifetime { .uncached }
+
+    /// `false`: the store never assigns a read-only key's `currentValue`.
+    public static nonisolated var currentValueIsVariable: Bool { false }
+}
+
+extension InjectionKey {
+    /// `true`: the store assigns an article-style key's `currentValue`, so it reads it under a lock.
+    public static nonisolated var currentValueIsVariable: Bool { true }
 }
 
 // `nonisolated`, for the same reason as `ReadOnlyInjectionKey`.
@@ -167,9 +183,10 @@ extension ReadOnlyInjectionKey {
 /// ```
 ///
 /// Inside a scope opened for a test, by the `.injectedValues` trait or `InjectedTestCase` of the `InjectedTesting`
-/// module (or by ``withTestInjectedValues(strict:_:operation:)``), a read of the key that no scope overrides returns
+/// module (or by ``withTestInjectedValues(strict:reportingTo:_:operation:)``), a read of the key that no scope overrides returns
 /// `testValue` in place of `currentValue`, built as the key's ``ReadOnlyInjectionKey/lifetime`` says, once per test
-/// for a `.cached` key. Everywhere else the key reads as before: `testValue` is never used outside tests.
+/// for a `.cached` key. Once a process has opened a test's scope, reads outside every test's scope return it too; in
+/// a process that never does, such as an app, `testValue` is never used.
 public nonisolated protocol TestValueKey: ReadOnlyInjectionKey {
     /// The dependency's default inside tests.
     static var testValue: Value { get }
@@ -303,7 +320,7 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectedValues.Store.value(for: key, variable: false) }
+        get { InjectedValues.Store.value(for: key, variable: K.currentValueIsVariable) }
         set { InjectedValues.Store.override(key, with: newValue) }
     }
 
@@ -629,7 +646,7 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
+    let enclosing = InjectedValues.Scope.enclosing
     return try InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
 }
 
@@ -661,7 +678,7 @@ public func withInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
+    let enclosing = InjectedValues.Scope.enclosing
     return try await InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(
         madeIn: enclosing,
         update,
@@ -716,7 +733,7 @@ public nonisolated func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) rethrows -> R {
-    let reader = InjectedValues.Scope.active
+    let reader = InjectedValues.Scope.enclosing
     scope.reportIfEmpty(in: reader, file: fileID, line: line)
     return try InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
 }
@@ -746,7 +763,7 @@ public func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) async rethrows -> R {
-    let reader = InjectedValues.Scope.active
+    let reader = InjectedValues.Scope.enclosing
     scope.reportIfEmpty(in: reader, file: fileID, line: line)
     return try await InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(
         madeIn: reader,
@@ -842,8 +859,12 @@ extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
-            let reader = InjectedValues.Scope.active
-            return try InjectedValues.Scope.makeNested(basedOn: scope, in: reader).run(madeIn: reader, { _ in }, body)
+            let reader = InjectedValues.Scope.enclosing
+            return try InjectedValues.Scope.makeNested(basedOn: scope, in: reader, transparent: true).run(
+                madeIn: reader,
+                { _ in },
+                body
+            )
         }
 
         /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
@@ -857,8 +878,8 @@ extension InjectedValues {
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            let reader = InjectedValues.Scope.active
-            return try await InjectedValues.Scope.makeNested(basedOn: scope, in: reader).run(
+            let reader = InjectedValues.Scope.enclosing
+            return try await InjectedValues.Scope.makeNested(basedOn: scope, in: reader, transparent: true).run(
                 madeIn: reader,
                 { _ in },
                 body
@@ -905,7 +926,7 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
+    let enclosing = InjectedValues.Scope.enclosing
     let policy = InjectedValues.TestPolicy(strict: strict, report: report)
     let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
     return try InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
@@ -933,7 +954,7 @@ public func withTestInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectedValues.Scope.active
+    let enclosing = InjectedValues.Scope.enclosing
     let policy = InjectedValues.TestPolicy(strict: strict, report: report)
     let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
     return try await InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
@@ -1091,6 +1112,14 @@ extension InjectedValues {
         /// The innermost active scope of the current task, or `nil` when only the global store is active.
         static nonisolated var active: Scope? { binding.get().run?.scope }
 
+        /// The scope that a scope opened now is nested in: the active one, except in an update closure, where it is
+        /// the scope around the one being set up, as for a new property there, so that what the update closure sets
+        /// never remembers the scope that keeps it.
+        static nonisolated var enclosing: Scope? {
+            let context = ThreadState.currentContext
+            return context.inUpdateClosure ? context.origin : active
+        }
+
         /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
         /// binding holds.
         ///
@@ -1142,10 +1171,20 @@ extension InjectedValues {
         /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
         nonisolated let testPolicy: TestPolicy?
 
-        private nonisolated init(parent: Scope?, overlay: Overlay? = nil, testPolicy: TestPolicy? = nil) {
+        /// Whether the scope was opened by `CapturedScope.run`, with no update closure: a capture inside its run skips
+        /// it while its run has written nothing.
+        nonisolated let transparent: Bool
+
+        private nonisolated init(
+            parent: Scope?,
+            overlay: Overlay? = nil,
+            testPolicy: TestPolicy? = nil,
+            transparent: Bool = false
+        ) {
             self.parent = parent
             self.overlay = overlay
             self.testPolicy = testPolicy
+            self.transparent = transparent
             // Only a root caches, so only a root has threads waiting for a build.
             lock = Lock()
         }
@@ -1156,8 +1195,8 @@ extension InjectedValues {
         }
 
         /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
-        static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?) -> Scope {
-            guard fresh else { return Scope(parent: enclosing ?? Store.global) }
+        static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?, transparent: Bool = false) -> Scope {
+            guard fresh else { return Scope(parent: enclosing ?? Store.global, transparent: transparent) }
             // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
             // it reads test values as the global store does.
             return Scope(parent: nil, testPolicy: enclosing?.root.testPolicy ?? Store.processPolicy)
@@ -1175,14 +1214,26 @@ extension InjectedValues {
         ///
         /// Reads in it see the reader's overrides first, as reads through an object made in `base` would. With no
         /// `base`, or a `base` in another fresh scope's world than the reader's, it is nested in the reader.
-        static nonisolated func makeNested(basedOn base: Scope?, in reader: Scope?) -> Scope {
-            guard let base else { return makeNested(fresh: false, in: reader) }
-            guard let reader else { return Scope(parent: base) }
+        ///
+        /// `transparent` marks a scope opened by `CapturedScope.run`. A base that is such a scope, opened in the same
+        /// reader, whose run has written nothing, adds nothing that the new scope would not add again, so the new one
+        /// is based on the base's own parent: a callback that captures in each run, inside another scope, then holds
+        /// one scope however many hops it makes.
+        static nonisolated func makeNested(basedOn base: Scope?, in reader: Scope?, transparent: Bool = false) -> Scope
+        {
+            var base = base
+            while let current = base, current.transparent, let overlay = current.overlay, overlay.reader === reader,
+                current.hasNoOverrides
+            {
+                base = current.parent
+            }
+            guard let base else { return makeNested(fresh: false, in: reader, transparent: transparent) }
+            guard let reader else { return Scope(parent: base, transparent: transparent) }
             // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
             guard let shared = Store.innermostShared(reader, base), shared !== base else {
-                return makeNested(fresh: false, in: reader)
+                return makeNested(fresh: false, in: reader, transparent: transparent)
             }
-            return Scope(parent: base, overlay: Overlay(reader: reader, shared: shared))
+            return Scope(parent: base, overlay: Overlay(reader: reader, shared: shared), transparent: transparent)
         }
 
         /// A scope that reads as a property remembering `remembered` reads inside `reader`, for a property made there.
@@ -1279,13 +1330,20 @@ extension InjectedValues {
             return settled[id]
         }
 
-        /// Whether the scope adds nothing to a lookup through it, right now: no overrides, no overlay, not a root.
+        /// Whether a capture may skip the scope, because it adds nothing to a lookup through it: no overrides, no
+        /// overlay, not a root, and either opened by `CapturedScope.run` or done with its operation, so that writes
+        /// its operation makes after the capture are not missed.
         nonisolated func addsNothing(in run: Run?) -> Bool {
             guard parent != nil, overlay == nil else { return false }
             return lock.withLock {
-                if let run = run ?? live { return run.overrides.isEmpty }
+                if let run = run ?? live { return transparent && run.overrides.isEmpty }
                 return settled.isEmpty
             }
+        }
+
+        /// Whether the scope has no overrides of its own right now, in its live run or settled.
+        nonisolated var hasNoOverrides: Bool {
+            lock.withLock { (live?.overrides ?? settled).isEmpty }
         }
 
         /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
@@ -1559,7 +1617,35 @@ extension InjectedValues {
         static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
             // The thread's state is looked up once, and retained only where the read reaches the global store.
             let state = ThreadState.existing
-            switch resolve(.read, in: ThreadState.context(of: state)) {
+            let context = ThreadState.context(of: state)
+            if context.readHalfOfWrite { return readHalfOfWrite(key, variable: variable, in: context) }
+            return value(for: key, variable: variable, in: context, state: state)
+        }
+
+        /// The first read through the store of a write through a key path.
+        ///
+        /// It is the accessor's read, which Swift makes before writing. Reads that the accessor's setter makes
+        /// afterwards are reads of their own.
+        @inline(never)
+        private static nonisolated func readHalfOfWrite<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            variable: Bool,
+            in context: Context
+        ) -> K.Value {
+            let thread = ThreadState.current
+            defer { thread.endReadHalfOfWrite() }
+            return value(for: key, variable: variable, in: context, state: ThreadState.existing)
+        }
+
+        /// Reads a key in `context`, on the thread whose state is `state`.
+        @inline(__always)
+        private static nonisolated func value<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            variable: Bool,
+            in context: Context,
+            state: Unmanaged<ThreadState>?
+        ) -> K.Value {
+            switch resolve(.read, in: context) {
             case .global:
                 return globalValue(
                     for: key,
@@ -1954,8 +2040,12 @@ extension InjectedValues {
         nonisolated var fixesOrigin = false
         /// What new properties remember where `fixesOrigin` is set: the scope around an update closure's, or none.
         nonisolated unowned(unsafe) var origin: Scope?
-        /// Whether reads are the read half of a write through a key path: they cache nothing and report nothing.
+        /// Whether the next read through the store is the read half of a write through a key path: it caches nothing
+        /// and reports nothing.
         nonisolated var readHalfOfWrite = false
+        /// Whether this is an update closure's context, where scopes opened nest in `origin`, as new properties
+        /// remember it.
+        nonisolated var inUpdateClosure = false
 
         nonisolated init() {}
 
@@ -1964,6 +2054,7 @@ extension InjectedValues {
             var context = Context()
             context.fixesOrigin = true
             context.origin = enclosing
+            context.inUpdateClosure = true
             return context
         }
 
@@ -2110,11 +2201,17 @@ extension InjectedValues {
             return try body()
         }
 
-        /// Runs `body`, a write through a key path, noting that the reads it makes belong to the write.
+        /// Runs `body`, a write through a key path, noting that its first read through the store belongs to the
+        /// write.
         nonisolated func writingThroughKeyPath(_ body: () -> Void) {
             var context = own.context
             context.readHalfOfWrite = true
             with(context, body)
+        }
+
+        /// Ends the read half of a write through a key path, once its read has returned.
+        nonisolated func endReadHalfOfWrite() {
+            own.context.readHalfOfWrite = false
         }
 
         // MARK: View of the global store

@@ -33,6 +33,28 @@ extension ProcessGlobalStateTests {
             #expect(unexpected.value == 0)
         }
 
+        @Test(
+            "reads through a generic ReadOnlyInjectionKey parameter take turns with global writes, 4 threads × 20,000"
+        )
+        func genericReadsTakeTurns() {
+            defer { InjectedValues.reset() }
+            _ = genericRead(RacedSettingKey.self)
+            let threads = RaceThreads(4)
+            defer { threads.stop() }
+            let unexpected = Counter()
+            let finished = threads.round(timeout: 120) { index in
+                for step in 0..<20_000 {
+                    if index == 0 {
+                        InjectedValues[\.racedSetting] = RacedSetting(step)
+                    } else if genericRead(RacedSettingKey.self).stamp < -1 {
+                        unexpected.increment()
+                    }
+                }
+            }
+            #expect(finished, "a round did not finish within 120 seconds")
+            #expect(unexpected.value == 0)
+        }
+
         @Test("a reset racing reads of an article-style key assigns back the original, and no read races it")
         func resetsRacingReads() {
             defer { InjectedValues.reset() }
@@ -134,6 +156,11 @@ private enum WaitedConfigKey: ReadOnlyInjectionKey {
         return WaitedConfig(setting: InjectedValues[\.racedSetting])
     }
     static var lifetime: InjectionLifetime { .cached }
+}
+
+/// Reads a key the way generic code does, knowing only that it is a `ReadOnlyInjectionKey`.
+private func genericRead<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+    InjectedValues[key]
 }
 
 /// An article-style key whose variable's initializer reads the `.cached` dependency above.

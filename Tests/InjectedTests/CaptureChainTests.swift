@@ -1,6 +1,7 @@
 import Foundation
-import Injected
 import Testing
+
+@testable import Injected
 
 /// A callback that reschedules itself by capturing again inside each run, as polling and retries do, holds one scope
 /// however many hops it makes: no chain of scopes grows, so reads cost the same and memory stays flat.
@@ -28,6 +29,42 @@ struct CaptureChainTests {
         #expect(residentAfter - residentBefore < 50_000_000, "memory grew by \(residentAfter - residentBefore) bytes")
     }
 
+    @Test("10,000 hops made inside another scope keep one scope, and read both scopes' overrides")
+    func chainsInsideAnotherScopeStayFlat() {
+        let start = withInjectedValues {
+            $0.chainSource = "polling"
+        } operation: {
+            InjectedValues.capture()
+        }
+        withInjectedValues {
+            $0.chainAttempt = 7
+        } operation: {
+            let early = hops(10, from: start)
+            let late = hops(10_000, from: early)
+            #expect(depth(of: late) == depth(of: early))
+            #expect(late.run { InjectedValues[\.chainSource] } == "polling")
+            #expect(late.run { InjectedValues[\.chainAttempt] } == 7)
+        }
+    }
+
+    @Test("a capture made in a scope before its first write sees the writes made after it")
+    func captureBeforeTheFirstWrite() {
+        let captured = withInjectedValues { _ in
+        } operation: {
+            let captured = InjectedValues.capture()
+            InjectedValues[\.chainAttempt] = 3
+            // Read on another thread, as a callback would be, where only the capture carries the scope.
+            let seen = Counter()
+            _ = runOnThreads(1) { _ in
+                for _ in 0..<captured.run({ InjectedValues[\.chainAttempt] }) { seen.increment() }
+            }
+            #expect(seen.value == 3)
+            return captured
+        }
+        // Once the operation has returned, the scope keeps what its update closure set: nothing.
+        #expect(captured.run { InjectedValues[\.chainAttempt] } == 0)
+    }
+
     @Test("a capture made in a run that wrote sees the write while the run goes on, and what the scope kept after")
     func capturesInAWritingRun() {
         let start = withInjectedValues {
@@ -53,6 +90,17 @@ private func hops(_ count: Int, from start: InjectedValues.CapturedScope) -> Inj
         captured = captured.run { InjectedValues.capture() }
     }
     return captured
+}
+
+/// How many scopes a captured scope's lookup passes through, itself included.
+private func depth(of captured: InjectedValues.CapturedScope) -> Int {
+    var count = 0
+    var scope = captured.scope
+    while let current = scope {
+        count += 1
+        scope = current.parent
+    }
+    return count
 }
 
 /// The nanoseconds one read takes in a run of `scope`, over a batch of reads.

@@ -1,3 +1,4 @@
+import Foundation
 import Injected
 import Testing
 
@@ -45,6 +46,20 @@ struct KeyPathTests {
         }
     }
 
+    @Test("reads that an accessor's setter makes are its own: a cached dependency it logs to is built once and kept")
+    func setterReadsAreReadsOfTheirOwn() {
+        withInjectedValues(fresh: true) { _ in
+        } operation: {
+            let before = AuditLog.builds.value
+            InjectedValues[\.auditedTitle] = "one"
+            InjectedValues[\.auditedTitle] = "two"
+            let log = InjectedValues[\.auditLog]
+            #expect(AuditLog.builds.value - before == 1)
+            #expect(log.entries == ["title = one", "title = two"])
+            #expect(InjectedValues[\.auditedTitle] == "two")
+        }
+    }
+
     @Test("a wrapper through a nested path reads and writes that part")
     func nestedPathWrapper() {
         inFreshScope {
@@ -65,6 +80,28 @@ struct Formatters: Sendable, Equatable {
     var date: String
 }
 
+/// A log that an accessor's setter appends to; it counts how many are built.
+final class AuditLog: Sendable {
+    static let builds = Counter()
+    private let lock = NSLock()
+    nonisolated(unsafe) private var stored: [String] = []
+
+    init() { Self.builds.increment() }
+
+    var entries: [String] { lock.withLock { stored } }
+
+    func append(_ entry: String) { lock.withLock { stored.append(entry) } }
+}
+
+private enum AuditLogKey: ReadOnlyInjectionKey {
+    static var currentValue: AuditLog { AuditLog() }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+private enum AuditedTitleKey: ReadOnlyInjectionKey {
+    static let currentValue = "untitled"
+}
+
 private enum NetworkConfigurationKey: ReadOnlyInjectionKey {
     static let currentValue = NetworkConfiguration(baseURL: "https://example.com")
 }
@@ -80,6 +117,17 @@ extension InjectedValues {
     }
 
     fileprivate var baseURL: String { networkConfiguration.baseURL }
+
+    fileprivate var auditLog: AuditLog { Self[AuditLogKey.self] }
+
+    /// A title whose every change is logged, by a setter that reads another dependency.
+    fileprivate var auditedTitle: String {
+        get { Self[AuditedTitleKey.self] }
+        set {
+            self[AuditLogKey.self].append("title = \(newValue)")
+            Self[AuditedTitleKey.self] = newValue
+        }
+    }
 
     fileprivate var formatters: Formatters {
         get { self[FormattersKey.self] }

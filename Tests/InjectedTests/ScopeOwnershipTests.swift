@@ -50,6 +50,29 @@ struct ScopeOwnershipTests {
         #expect(released.value == 1)
     }
 
+    @Test("an object made in a scope opened inside an update closure does not keep the scope being set up")
+    func scopeOpenedInAnUpdateClosure() {
+        let released = Counter()
+        do {
+            let client = withInjectedValues {
+                $0.ownedLabel = "outer"
+            } operation: {
+                withInjectedValues {
+                    $0.ownedLabel = "being set up"
+                    $0.holdingClient = withInjectedValues { _ in
+                    } operation: {
+                        HoldingClient(released)
+                    }
+                } operation: {
+                    InjectedValues[\.holdingClient]
+                }
+            }
+            // The client's scope is nested in the one around the update closure, not in the one it sets up.
+            #expect(client.label.wrappedValue == "outer")
+        }
+        #expect(released.value == 1)
+    }
+
     @Test("a value a task writes after the operation returned, remembering the scope, is released with the task")
     func lateWriteIsReleased() async {
         let released = Counter()
