@@ -183,10 +183,10 @@ extension InjectionKey {
 /// ```
 ///
 /// Inside a scope opened for a test, by the `.injectedValues` trait or `InjectedTestCase` of the `InjectedTesting`
-/// module (or by ``withTestInjectedValues(strict:reportingTo:_:operation:)``), a read of the key that no scope overrides returns
-/// `testValue` in place of `currentValue`, built as the key's ``ReadOnlyInjectionKey/lifetime`` says, once per test
-/// for a `.cached` key. Once a process has opened a test's scope, reads outside every test's scope return it too; in
-/// a process that never does, such as an app, `testValue` is never used.
+/// module (or by ``withTestInjectedValues(strict:reportingTo:_:operation:)``), a read of the key that no scope
+/// overrides returns `testValue` in place of `currentValue`, built as the key's ``ReadOnlyInjectionKey/lifetime``
+/// says, once per test for a `.cached` key. Once a process has opened a test's scope, reads outside every test's
+/// scope return it too; in a process that never does, such as an app, `testValue` is never used.
 public nonisolated protocol TestValueKey: ReadOnlyInjectionKey {
     /// The dependency's default inside tests.
     static var testValue: Value { get }
@@ -712,9 +712,9 @@ public func withInjectedValues<R>(
 ///
 /// When the captured scope is empty, because the property was made outside any scope, the new scope is nested in the
 /// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it; inside a test's scope, the test
-/// reports it, since the child then runs on the test's scope rather than the parent's. Nothing of the parent is read but
-/// the scope its property stored when it was made, so this is safe with actors, locked classes and any `Sendable`
-/// parent, and nothing is registered anywhere.
+/// reports it, since the child then runs on the test's scope rather than the parent's. Nothing of the parent is read
+/// but the scope its property stored when it was made, so this is safe with actors, locked classes and any
+/// `Sendable` parent, and nothing is registered anywhere.
 ///
 /// - Parameters:
 ///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
@@ -741,8 +741,8 @@ public nonisolated func withInjectedValues<R>(
 /// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
 /// remembers, with some dependencies overridden on top.
 ///
-/// This behaves like the synchronous ``withInjectedValues(from:_:operation:fileID:line:)``, and the operation runs on the
-/// caller's actor.
+/// This behaves like the synchronous ``withInjectedValues(from:_:operation:fileID:line:)``, and the operation runs on
+/// the caller's actor.
 ///
 /// - Parameters:
 ///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
@@ -1076,10 +1076,13 @@ extension InjectedValues {
     //   never race. A variable's first read, which may run its initializer, holds no lock: `Store.variables` makes
     //   writes to that key wait until it has returned.
     // - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
-    //   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits`, then a `BuildTicket`'s; never
-    //   two scopes' locks at once; a `TestPolicy`'s alone. No user code runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue`
-    //   under the variable locks, and a computed `currentValue` getter under its reader's: defaults and initializers
-    //   are evaluated after unlocking, and every value a lock's holder removes is released after it unlocks.
+    //   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits` or the test-process lock, then
+    //   a `BuildTicket`'s; never two scopes' locks at once; a `TestPolicy`'s and the strict tests' alone. No user code
+    //   runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue` under the variable
+    //   locks, and a computed `currentValue` getter under its reader's: defaults and initializers are evaluated after
+    //   unlocking, and every value a lock's holder removes is released after it unlocks.
+    // - Test processes. The first test scope sets `Store.processPolicy` for good, so that reads outside every test
+    //   get test values; `Store.strictTests` lists the strict tests running, which hear of such reads.
 
     /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
     ///
@@ -2637,14 +2640,16 @@ extension InjectedValues {
     /// What a strict test reports about a key read with neither an override nor a test value.
     private static nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
         """
-        InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the live \
-        default. To fix it, override the dependency in the test's update closure (.injectedValues { $0.… = mock }) or \
-        with .injecting(\\.…, mock), which set it without building the live one first, or give the key a value for \
-        every test: extension \(key): TestValueKey { static var testValue: … { … } }.
+        InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
+        live default. To fix it, override the dependency in the test's update closure \
+        (.injectedValues { $0.… = mock }) or with .injecting(\\.…, mock), which set it without building the live \
+        one first, or give the key a value for every test: \
+        extension \(key): TestValueKey { static var testValue: … { … } }.
         """
     }
 
-    /// What a strict test reports about a key read outside every test's scope with neither an override nor a test value.
+    /// What a strict test reports about a key read outside every test's scope with neither an override nor a test
+    /// value.
     private static nonisolated func escapingReadMessage(for key: Any.Type) -> String {
         """
         InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a callback) \
