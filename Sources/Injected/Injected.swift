@@ -2642,8 +2642,8 @@ extension InjectedValues {
         """
         InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
         live default. To fix it, override the dependency in the test's update closure \
-        (.injectedValues { $0.… = mock }) or with .injecting(\\.…, mock), which set it without building the live \
-        one first, or give the key a value for every test: \
+        (.injectedValues { $0.… = mock }), which sets it without evaluating the live one, or with \
+        .injecting(\\.…, mock), or give the key a value for every test: \
         extension \(key): TestValueKey { static var testValue: … { … } }.
         """
     }

@@ -156,6 +156,11 @@ extension Trait where Self == InjectedValuesTrait {
     /// func loadsTheReport() async throws { … }
     /// ```
     ///
+    /// Swift writes through a key path by reading the accessor first. The trait writes through the store's key-path
+    /// subscript, so that this read keeps no live instance and, in a strict suite, reports nothing; to set a
+    /// dependency without evaluating its default at all, assign it in the update closure,
+    /// `.injectedValues { $0.networkProvider = MockedNetworkProvider() }`.
+    ///
     /// - Parameters:
     ///   - keyPath: The dependency's accessor.
     ///   - value: The value the dependency has in each test.
@@ -164,6 +169,7 @@ extension Trait where Self == InjectedValuesTrait {
         _ keyPath: WritableKeyPath<InjectedValues, Value> & Sendable,
         _ value: @autoclosure @escaping @Sendable () -> Value
     ) -> Self {
-        InjectedValuesTrait { $0[keyPath: keyPath] = value() }
+        // The update closure runs with the test's scope active, so the store's subscript writes there.
+        InjectedValuesTrait { _ in InjectedValues[keyPath] = value() }
     }
 }

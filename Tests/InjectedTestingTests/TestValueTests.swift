@@ -88,6 +88,15 @@ struct TestValueTests {
         #expect(reports.messages.isEmpty)
     }
 
+    @Test(
+        "a strict test that overrides a key without a test value through .injecting reports nothing",
+        .injectedValues(strict: true),
+        .injecting(\.liveOnly, "injected")
+    )
+    func strictInjectingReportsNothing() {
+        #expect(InjectedValues[\.liveOnly] == "injected")
+    }
+
     @Test("a strict test reads overrides and test values without a report", .injectedValues(strict: true))
     func strictWithoutReports() {
         InjectedValues[\.liveOnly] = "overridden"
