@@ -1118,9 +1118,13 @@ extension InjectedValues {
         /// The scope that a scope opened now is nested in: the active one, except in an update closure, where it is
         /// the scope around the one being set up, as for a new property there, so that what the update closure sets
         /// never remembers the scope that keeps it.
+        ///
+        /// In the update closure of a root, a fresh or test scope, it is the root itself: nesting outside it would
+        /// leave the test's world of test values and cache.
         static nonisolated var enclosing: Scope? {
             let context = ThreadState.currentContext
-            return context.inUpdateClosure ? context.origin : active
+            guard context.inUpdateClosure, let active, active.parent != nil else { return active }
+            return context.origin
         }
 
         /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
@@ -1269,6 +1273,7 @@ extension InjectedValues {
             _ operation: () throws -> R
         ) rethrows -> R {
             let run = Run(scope: self)
+            start(run)
             defer { end() }
             return try Scope.binding.withValue(.init(run: run)) {
                 let thread = ThreadState.current
@@ -1289,6 +1294,7 @@ extension InjectedValues {
             _ operation: () async throws -> R
         ) async rethrows -> R {
             let run = Run(scope: self)
+            start(run)
             defer { end() }
             return try await Scope.binding.withValue(.init(run: run)) {
                 try ThreadState.current.with(.update(madeIn: enclosing)) {
@@ -1304,10 +1310,13 @@ extension InjectedValues {
 
         /// Starts the operation: what the update closure set is what the scope keeps.
         private nonisolated func begin(_ run: Run) {
-            lock.withLock {
-                settled = run.overrides
-                live = run
-            }
+            lock.withLock { settled = run.overrides }
+        }
+
+        /// Makes `run` the scope's live run, before its update closure, so that a `.cached` value built while the
+        /// closure runs sees what it has set so far.
+        private nonisolated func start(_ run: Run) {
+            lock.withLock { live = run }
         }
 
         /// Ends the operation: from now on, objects made in the scope see what its update closure set.
@@ -1910,7 +1919,9 @@ extension InjectedValues {
             quiet: Bool,
             on thread: ThreadState
         ) -> K.Value {
-            guard let policy = root.testPolicy ?? (root === global ? Store.processPolicy : nil) else {
+            // An article-style key's variable is the global value itself, which writes assign, so the process's test
+            // policy leaves it alone.
+            guard let policy = root.testPolicy ?? (root === global && !variable ? Store.processPolicy : nil) else {
                 return thread.evaluate(key, variable: variable)
             }
             if let testKey = key as? any TestValueKey.Type {

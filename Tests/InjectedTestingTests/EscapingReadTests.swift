@@ -127,6 +127,36 @@ struct EscapingReadTests {
         #expect(standardError.contains("LiveOnlyKey"))
     }
 
+    @Test("in a test process, a global write to an article-style key with a test value is what reads outside tests get")
+    func articleKeyGlobalWriteWins() async {
+        await #expect(processExitsWith: .success) {
+            withTestInjectedValues(strict: nil) { _ in
+            } operation: {
+            }
+            InjectedValues[\.articleSetting] = "written"
+            let here = InjectedValues[\.articleSetting]
+            let there = onThread { InjectedValues[\.articleSetting] }
+            guard here == "written", there == "written" else { fatalError("read \(here) and \(there)") }
+        }
+    }
+
+    @Test("a scope opened in a test's update closure stays in the test: its cached test value, and no report")
+    func scopeInATestsUpdateClosureStaysInTheTest() {
+        let reports = Reports(keepingEscapingReads: true)
+        var made: Mailer?
+        let same = withTestInjectedValues(strict: true, reportingTo: reports.add) { _ in
+            made = withInjectedValues { _ in
+            } operation: {
+                InjectedValues[\.mailer]
+            }
+        } operation: {
+            made === InjectedValues[\.mailer]
+        }
+        #expect(same)
+        #expect(made?.name == "in-memory")
+        #expect(reports.messages.allSatisfy { !$0.contains("Mailer") })
+    }
+
     // MARK: The processes that run no tests
 
     @Test("a process that never opens a test's scope, as an app does, reads live defaults everywhere")
@@ -181,6 +211,19 @@ struct EscapingReadTests {
             #expect(name == "model's")
         }
         #expect(reports.messages.isEmpty)
+    }
+}
+
+/// An article-style key that also declares a test value.
+enum ArticleSettingKey: InjectionKey, TestValueKey {
+    nonisolated(unsafe) static var currentValue = "live"
+    static var testValue: String { "test" }
+}
+
+extension InjectedValues {
+    var articleSetting: String {
+        get { Self[ArticleSettingKey.self] }
+        set { Self[ArticleSettingKey.self] = newValue }
     }
 }
 

@@ -4,6 +4,17 @@ import Testing
 /// `.uncached` keys follow their declaration; `.cached` keys are built once per root and rebuilt after a reset.
 @Suite("Lifetimes")
 struct LifetimeTests {
+    @Test("a cached dependency first read in a fresh scope's update closure is built with what the closure set")
+    func cachedBuiltInAnUpdateClosure() {
+        let built = withInjectedValues(fresh: true) {
+            $0.greetingName = "configured"
+            _ = $0.greeting
+        } operation: {
+            InjectedValues[\.greeting]
+        }
+        #expect(built == "hello, configured")
+    }
+
     @Test("an uncached stored static is created on first read and then shared")
     func uncachedStoredIsLazyAndShared() {
         inFreshScope {
@@ -108,6 +119,15 @@ final class Composite: Sendable {
     }
 }
 
+private enum GreetingNameKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "default" }
+}
+
+private enum GreetingKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "hello, \(InjectedValues[\.greetingName])" }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 private enum LazyStoredKey: ReadOnlyInjectionKey {
     static let currentValue: Instance = {
         lazyBuilds.increment()
@@ -151,6 +171,13 @@ private enum UncachedCompositeKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    fileprivate var greetingName: String {
+        get { Self[GreetingNameKey.self] }
+        set { Self[GreetingNameKey.self] = newValue }
+    }
+
+    fileprivate var greeting: String { Self[GreetingKey.self] }
+
     fileprivate var factory: Instance {
         get { Self[FactoryKey.self] }
         set { Self[FactoryKey.self] = newValue }
