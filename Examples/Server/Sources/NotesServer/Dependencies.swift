@@ -1,0 +1,90 @@
+import Foundation
+import Injected
+
+// Every dependency of the service is a key with an in-memory default, so `swift run notes-server` needs nothing
+// else. Services are `.cached`: the first read builds the one instance the process shares, and `ServerServices`
+// makes that first read at start-up. Tests replace them per test, through the `.injectedValues` trait.
+
+/// The key of the notes store: one shared, in-memory store per process.
+///
+/// It has no test value on purpose: a test that forgets to give itself a store would share notes with the other
+/// tests, so a strict suite reports it instead.
+enum NotesStoreKey: ReadOnlyInjectionKey {
+    static var currentValue: NotesStore { NotesStore() }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+/// The key of the clock that stamps notes and audit entries; tests start from a clock that never moves.
+enum ClockKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: any NoteClock { SystemClock() }
+    static var testValue: any NoteClock { FixedClock(.referenceInstant) }
+}
+
+/// The key of the audit log: one shared log per process, and a new one for each test.
+enum AuditLogKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: AuditLog { AuditLog() }
+    static var testValue: AuditLog { AuditLog() }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+/// The key of the current request's id, which ``RequestScopeMiddleware`` sets for each request.
+///
+/// Outside a request it reads the same in tests as in the server, so its test value is its default.
+enum RequestIDKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: String { "no-request" }
+    static var testValue: String { currentValue }
+}
+
+/// The key of the user making the current request, which the per-request middlewares set from `X-User`.
+///
+/// `nil` outside a request, so a route wired without the middleware answers 401 instead of guessing a user; the same
+/// in tests, so work that a test hands to a detached task reads `nil` there too, without a warning.
+enum CurrentUserKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: String? { nil }
+    static var testValue: String? { currentValue }
+}
+
+extension InjectedValues {
+    /// The notes of every user, kept in memory.
+    public var notesStore: NotesStore {
+        get { Self[NotesStoreKey.self] }
+        set { Self[NotesStoreKey.self] = newValue }
+    }
+
+    /// The clock that stamps new notes and audit entries.
+    public var clock: any NoteClock {
+        get { Self[ClockKey.self] }
+        set { Self[ClockKey.self] = newValue }
+    }
+
+    /// The log of what each request changed.
+    public var auditLog: AuditLog {
+        get { Self[AuditLogKey.self] }
+        set { Self[AuditLogKey.self] = newValue }
+    }
+
+    /// The id of the request being served: its `X-Request-ID` header, or one the server made up.
+    public var requestID: String {
+        get { Self[RequestIDKey.self] }
+        set { Self[RequestIDKey.self] = newValue }
+    }
+
+    /// The user making the request being served, from its `X-User` header; `nil` outside a request.
+    public var currentUser: String? {
+        get { Self[CurrentUserKey.self] }
+        set { Self[CurrentUserKey.self] = newValue }
+    }
+}
+
+/// Builds the service's shared dependencies once, before the server takes its first request.
+public enum ServerServices {
+    /// Reads each `.cached` service once, so that the store and the audit log exist before the first request.
+    ///
+    /// Call it outside any `withInjectedValues` scope, at start-up. The services' `@Injected` properties are then
+    /// made outside every scope too, so they remember none, and each read they make resolves in the scope of the
+    /// request that reads: the audit log, built once, still sees each request's own id and user.
+    public static func startUp() {
+        _ = InjectedValues[\.notesStore]
+        _ = InjectedValues[\.auditLog]
+    }
+}

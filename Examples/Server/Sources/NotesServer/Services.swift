@@ -1,0 +1,172 @@
+import Foundation
+import Injected
+import Synchronization
+
+/// A source of the current time, so that tests can stamp notes with a time they know.
+public protocol NoteClock: Sendable {
+    /// The current time.
+    func now() -> Date
+}
+
+/// The system's wall clock, the default outside tests.
+public struct SystemClock: NoteClock {
+    /// Makes the system clock.
+    public init() {}
+
+    /// The current time, read from the system.
+    public func now() -> Date { Date() }
+}
+
+/// A clock that always reads the same instant: the default inside tests.
+public struct FixedClock: NoteClock {
+    /// The instant the clock reads.
+    public let instant: Date
+
+    /// Makes a clock stopped at `instant`.
+    ///
+    /// - Parameter instant: The instant every read returns.
+    public init(_ instant: Date) {
+        self.instant = instant
+    }
+
+    /// The instant the clock was stopped at.
+    public func now() -> Date { instant }
+}
+
+extension Date {
+    /// 2023-11-14T22:13:20Z, the instant tests' clocks read unless a test sets another.
+    public static let referenceInstant = Date(timeIntervalSince1970: 1_700_000_000)
+}
+
+/// One note, as the API returns it.
+public struct Note: Codable, Equatable, Sendable {
+    /// The note's number, unique in its store.
+    public var id: Int
+    /// What the user wrote.
+    public var text: String
+    /// When the store saved the note, as an ISO 8601 string in UTC.
+    public var createdAt: String
+
+    /// Makes a note.
+    ///
+    /// - Parameters:
+    ///   - id: The note's number.
+    ///   - text: What the note says.
+    ///   - createdAt: When it was saved, in ISO 8601.
+    public init(id: Int, text: String, createdAt: String) {
+        self.id = id
+        self.text = text
+        self.createdAt = createdAt
+    }
+}
+
+/// One change a request made, with the request and the user it came from.
+public struct AuditEntry: Equatable, Sendable {
+    /// The id of the request that made the change.
+    public var requestID: String
+    /// The user who made it, or `nil` if no user was known.
+    public var user: String?
+    /// What changed.
+    public var action: String
+    /// When, according to the clock.
+    public var at: Date
+}
+
+/// An in-memory log of what requests changed, which keeps the most recent entries.
+///
+/// The service has one log, built at start-up. It never takes the request id or the user as arguments: it reads both
+/// through `@Injected`, and since it was made outside every scope, each read resolves in the scope of the request
+/// that is being served.
+public struct AuditLog: Sendable {
+    @Injected(\.requestID) private var requestID
+    @Injected(\.currentUser) private var user
+    @Injected(\.clock) private var clock
+
+    private let storage: Storage
+
+    /// Makes an empty log that keeps up to `capacity` entries, dropping the oldest first.
+    ///
+    /// - Parameter capacity: How many entries the log keeps.
+    public init(capacity: Int = 1_000) {
+        storage = Storage(capacity: capacity)
+    }
+
+    /// Records `action`, with the current request's id and user, at the clock's time.
+    ///
+    /// - Parameter action: What changed, in a few words.
+    public func record(_ action: String) {
+        storage.append(AuditEntry(requestID: requestID, user: user, action: action, at: clock.now()))
+    }
+
+    /// The entries kept, oldest first.
+    public var entries: [AuditEntry] {
+        storage.snapshot()
+    }
+
+    /// The entries, behind a lock shared by every copy of the log.
+    private final class Storage: Sendable {
+        private let capacity: Int
+        private let entries = Mutex<[AuditEntry]>([])
+
+        init(capacity: Int) {
+            self.capacity = max(1, capacity)
+        }
+
+        func append(_ entry: AuditEntry) {
+            entries.withLock { entries in
+                if entries.count == capacity {
+                    entries.removeFirst()
+                }
+                entries.append(entry)
+            }
+        }
+
+        func snapshot() -> [AuditEntry] {
+            entries.withLock { $0 }
+        }
+    }
+}
+
+/// The notes of every user, kept in memory and keyed by user name.
+///
+/// An actor, so requests for many users can add notes at once. It reads the clock and the audit log through
+/// `@Injected`: a test that overrides either sees the store use its replacement, with no change to the store.
+public actor NotesStore {
+    @Injected(\.clock) private var clock
+    @Injected(\.auditLog) private var auditLog
+
+    private var notesByUser: [String: [Note]] = [:]
+    private var lastID = 0
+
+    /// Makes an empty store.
+    public init() {}
+
+    /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log.
+    ///
+    /// - Parameters:
+    ///   - text: What the note says.
+    ///   - user: Whose note it is.
+    /// - Returns: The saved note.
+    public func add(_ text: String, for user: String) -> Note {
+        lastID += 1
+        // Whole seconds, cut rather than rounded, so a note is never stamped later than it was made.
+        let seconds = clock.now().timeIntervalSince1970.rounded(.down)
+        let note = Note(id: lastID, text: text, createdAt: Date(timeIntervalSince1970: seconds).formatted(.iso8601))
+        notesByUser[user, default: []].append(note)
+        auditLog.record("created note \(note.id)")
+        return note
+    }
+
+    /// The notes of `user`, oldest first.
+    ///
+    /// - Parameter user: Whose notes to list.
+    /// - Returns: The user's notes; empty for a user with none.
+    public func notes(of user: String) -> [Note] {
+        notesByUser[user] ?? []
+    }
+
+    /// How many notes the store keeps, for every user together.
+    public var count: Int {
+        notesByUser.values.reduce(0) { $0 + $1.count }
+    }
+}
