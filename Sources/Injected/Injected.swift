@@ -320,7 +320,7 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectedValues.Store.value(for: key, variable: K.currentValueIsVariable) }
+        get { InjectedValues.Store.value(for: key) }
         set { InjectedValues.Store.override(key, with: newValue) }
     }
 
@@ -334,7 +334,7 @@ public struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
-        get { InjectedValues.Store.value(for: key, variable: true) }
+        get { InjectedValues.Store.value(for: key) }
         set { InjectedValues.Store.override(key, with: newValue) }
     }
 
@@ -1624,14 +1624,14 @@ extension InjectedValues {
 
         /// Reads a key: from the scopes `resolve(_:in:)` gives, and else its default.
         ///
-        /// `variable` says the key is an `InjectionKey`, whose `currentValue` the store reads holding the thread's
-        /// variable lock.
-        static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, variable: Bool) -> K.Value {
+        /// Only where the read evaluates the default does it ask whether the key is an `InjectionKey`, whose
+        /// `currentValue` the store reads holding the thread's variable lock.
+        static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
             // The thread's state is looked up once, and retained only where the read reaches the global store.
             let state = ThreadState.existing
             let context = ThreadState.context(of: state)
-            if context.readHalfOfWrite { return readHalfOfWrite(key, variable: variable, in: context) }
-            return value(for: key, variable: variable, in: context, state: state)
+            if context.readHalfOfWrite { return readHalfOfWrite(key, in: context) }
+            return value(for: key, in: context, state: state)
         }
 
         /// The first read through the store of a write through a key path.
@@ -1641,19 +1641,17 @@ extension InjectedValues {
         @inline(never)
         private static nonisolated func readHalfOfWrite<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
-            variable: Bool,
             in context: Context
         ) -> K.Value {
             let thread = ThreadState.current
             defer { thread.endReadHalfOfWrite() }
-            return value(for: key, variable: variable, in: context, state: ThreadState.existing)
+            return value(for: key, in: context, state: ThreadState.existing)
         }
 
         /// Reads a key in `context`, on the thread whose state is `state`.
         @inline(__always)
         private static nonisolated func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             in context: Context,
             state: Unmanaged<ThreadState>?
         ) -> K.Value {
@@ -1661,7 +1659,6 @@ extension InjectedValues {
             case .global:
                 return globalValue(
                     for: key,
-                    variable: variable,
                     on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue()
                 )
             case .run(let run):
@@ -1673,7 +1670,7 @@ extension InjectedValues {
                     return value
                 }
                 run.lock.unlock()
-                return value(for: key, variable: variable, from: run.scope, in: run, on: ThreadState.current)
+                return value(for: key, from: run.scope, in: run, on: ThreadState.current)
             case .scope(let scope):
                 // A read through a property made in a scope, outside any scope: its own overrides, in line.
                 scope.lock.lock()
@@ -1683,11 +1680,10 @@ extension InjectedValues {
                     return value
                 }
                 scope.lock.unlock()
-                return value(for: key, variable: variable, from: scope, in: nil, on: ThreadState.current)
+                return value(for: key, from: scope, in: nil, on: ThreadState.current)
             case .lent(let reader, let remembered):
                 return value(
                     for: key,
-                    variable: variable,
                     readIn: reader,
                     remembered: remembered,
                     on: ThreadState.current
@@ -1701,7 +1697,6 @@ extension InjectedValues {
         /// It walks outwards in a loop, so that no depth of nesting costs stack, and retains no scope on the way.
         private static nonisolated func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             from first: Scope,
             in run: Scope.Run?,
             on thread: ThreadState
@@ -1710,7 +1705,7 @@ extension InjectedValues {
             var scope = first
             var run = run
             while true {
-                if scope === global { return globalValue(for: key, variable: variable, on: thread) }
+                if scope === global { return globalValue(for: key, on: thread) }
                 scope.lock.lock()
                 if let box = scope.overrideBox(for: id, in: run) {
                     let value = unbox(box, as: K.Value.self)
@@ -1734,7 +1729,7 @@ extension InjectedValues {
                     }
                 }
                 guard let parent = scope.parent else {
-                    return rootValue(for: key, variable: variable, in: scope, on: thread)
+                    return rootValue(for: key, in: scope, on: thread)
                 }
                 scope = parent
             }
@@ -1749,13 +1744,12 @@ extension InjectedValues {
         @inline(never)
         private static nonisolated func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             readIn reader: Scope.Run,
             remembered: Scope,
             on thread: ThreadState
         ) -> K.Value {
             guard let shared = innermostShared(reader.scope, remembered), shared !== remembered else {
-                return value(for: key, variable: variable, from: reader.scope, in: reader, on: thread)
+                return value(for: key, from: reader.scope, in: reader, on: thread)
             }
             let id = ObjectIdentifier(key)
             var next: Scope? = reader.scope
@@ -1771,7 +1765,7 @@ extension InjectedValues {
                 run = nil
                 next = scope.parent
             }
-            return value(for: key, variable: variable, from: remembered, in: nil, on: thread)
+            return value(for: key, from: remembered, in: nil, on: thread)
         }
 
         /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
@@ -1793,13 +1787,12 @@ extension InjectedValues {
         /// Reads a key from the global store, through the thread's view of it.
         private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             on thread: ThreadState
         ) -> K.Value {
             switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
             case .value(let box)?: unbox(box, as: K.Value.self)
-            case .evaluate?: thread.evaluate(key, variable: variable)
-            case nil: rootValue(for: key, variable: variable, in: global, on: thread)
+            case .evaluate?: thread.evaluate(key)
+            case nil: rootValue(for: key, in: global, on: thread)
             }
         }
 
@@ -1810,7 +1803,6 @@ extension InjectedValues {
         /// returns a value some thread built, or else evaluates the default for itself.
         private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             in root: Scope,
             on thread: ThreadState
         ) -> K.Value {
@@ -1830,7 +1822,7 @@ extension InjectedValues {
                     // In a process that runs tests, a read outside them may get a test value or be reported.
                     if isGlobal, Store.processPolicy == nil { thread.addViewEntry(.evaluate, for: id) }
                     root.lock.unlock()
-                    return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                    return defaultValue(for: key, in: root, quiet: quiet, on: thread)
                 }
                 switch root.cache[id] {
                 case .ready(let box)?:
@@ -1852,13 +1844,13 @@ extension InjectedValues {
                 case nil where quiet:
                     let context = root.live
                     root.lock.unlock()
-                    return build(key, variable: variable, in: root, context: context, quiet: true, on: thread)
+                    return build(key, in: root, context: context, quiet: true, on: thread)
                 case nil:
                     let ticket = BuildTicket(key: key, builder: thread)
                     root.cache[id] = .building(ticket)
                     let context = root.live
                     root.lock.unlock()
-                    let value = build(key, variable: variable, in: root, context: context, quiet: false, on: thread)
+                    let value = build(key, in: root, context: context, quiet: false, on: thread)
                     root.lock.lock()
                     waits.withLock { ticket.finish() }
                     root.lock.broadcast()
@@ -1883,7 +1875,6 @@ extension InjectedValues {
         /// that remembered the root would keep it alive.
         private static nonisolated func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
-            variable: Bool,
             in root: Scope,
             context live: Scope.Run?,
             quiet: Bool,
@@ -1892,18 +1883,18 @@ extension InjectedValues {
             thread.with(.build) {
                 guard root !== global else {
                     if Scope.binding.get().run == nil {
-                        return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                        return defaultValue(for: key, in: root, quiet: quiet, on: thread)
                     }
                     return Scope.binding.withValue(.init(run: nil)) {
-                        defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                        defaultValue(for: key, in: root, quiet: quiet, on: thread)
                     }
                 }
                 let run = live ?? Scope.Run(scope: root, overrides: root.lock.withLock { root.settled })
                 if Scope.binding.get().run === run {
-                    return defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                    return defaultValue(for: key, in: root, quiet: quiet, on: thread)
                 }
                 return Scope.binding.withValue(.init(run: run)) {
-                    defaultValue(for: key, variable: variable, in: root, quiet: quiet, on: thread)
+                    defaultValue(for: key, in: root, quiet: quiet, on: thread)
                 }
             }
         }
@@ -1914,22 +1905,20 @@ extension InjectedValues {
         /// write.
         private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            variable: Bool,
             in root: Scope,
             quiet: Bool,
             on thread: ThreadState
         ) -> K.Value {
             // An article-style key's variable is the global value itself, which writes assign, so the process's test
             // policy leaves it alone.
-            guard let policy = root.testPolicy ?? (root === global && !variable ? Store.processPolicy : nil) else {
-                return thread.evaluate(key, variable: variable)
-            }
+            let processPolicy = root === global && !K.currentValueIsVariable ? Store.processPolicy : nil
+            guard let policy = root.testPolicy ?? processPolicy else { return thread.evaluate(key) }
             if let testKey = key as? any TestValueKey.Type {
                 // The opened key is `K` itself, so its test value is a `K.Value`.
                 return thread.evaluateTestValue(of: testKey) as! K.Value
             }
             if !quiet { policy.reportMissingTestValue(of: key) }
-            return thread.evaluate(key, variable: variable)
+            return thread.evaluate(key)
         }
 
         /// Overrides a key where `resolve(_:in:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
@@ -2299,9 +2288,9 @@ extension InjectedValues {
         /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
         /// evaluated on this thread.
         ///
-        /// `variable` says the key is an `InjectionKey`, whose variable is read holding this thread's variable lock.
-        nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type, variable: Bool) -> K.Value {
-            evaluating(key) { variable ? readVariable(key) : K.currentValue }
+        /// An `InjectionKey`'s variable is read holding this thread's variable lock.
+        nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+            evaluating(key) { K.currentValueIsVariable ? readVariable(key) : K.currentValue }
         }
 
         /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
