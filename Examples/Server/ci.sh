@@ -6,6 +6,7 @@
 #     bash Examples/Server/ci.sh          # PORT=18080 by default; set PORT to use another
 set -euo pipefail
 cd "$(dirname "$0")"
+source ./serve.sh
 
 started=$SECONDS
 port=${PORT:-18080}
@@ -38,19 +39,7 @@ fi
 bin=$(swift build -c release --show-bin-path)
 
 step "start notes-server on 127.0.0.1:$port"
-"$bin/notes-server" --port "$port" > .build/ci-server.log 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    if curl -fsS -H 'X-User: ci' "http://127.0.0.1:$port/whoami" > /dev/null 2>&1; then break; fi
-    if ! kill -0 "$server" 2>/dev/null; then
-        echo "ci: notes-server exited:" >&2
-        cat .build/ci-server.log >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-kill -0 "$server" 2>/dev/null || { echo "ci: notes-server is not running" >&2; exit 1; }
+start_server "$bin" "$port" .build/ci-server.log ci
 
 step "load for ${seconds} s with the isolation check"
 "$bin/load-check" --port "$port" --seconds "$seconds" --connections 256

@@ -10,6 +10,7 @@
 # The report is printed at the end and kept in .build/load/report.md.
 set -euo pipefail
 cd "$(dirname "$0")"
+source ./serve.sh
 
 started=$SECONDS
 port=${PORT:-8080}
@@ -38,19 +39,7 @@ bin=$(swift build -c release --show-bin-path)
 mkdir -p "$out"
 
 step "start notes-server on 127.0.0.1:$port"
-"$bin/notes-server" --port "$port" > "$out/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    if curl -fsS -H 'X-User: load' "$base/whoami" > /dev/null 2>&1; then break; fi
-    if ! kill -0 "$server" 2>/dev/null; then
-        echo "load: notes-server exited:" >&2
-        cat "$out/server.log" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-kill -0 "$server" 2>/dev/null || { echo "load: notes-server is not running" >&2; exit 1; }
+start_server "$bin" "$port" "$out/server.log" load
 
 # Resident memory of the server, in kB.
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$server/status"; }
