@@ -1059,8 +1059,11 @@ extension InjectedValues {
     //   reads are the read half of a write through a key path. An operation nested in another (a default, a `.cached`
     //   build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
     //   `Store.resolve(_:in:)` alone turns the two into the scopes a read, a write, a new property or a capture uses.
-    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the
-    //   global store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only
+    // - Scopes. Every scope, the global store included, keeps its overrides behind a `Lock`. A root (the global store
+    //   or a fresh scope) has a lock of its own, and keeps its cache of `.cached` values behind it; any other scope
+    //   borrows the scope lock of the thread that opened it, which that thread's other scopes share. No code holds two
+    //   scopes' locks at once, so a shared lock never makes a thread wait for more than one lookup or write. A scope
+    //   keeps only
     //   what its update closure set, made where properties remember the scope around it, and a root's cache, made where
     //   they remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the
     //   `Run`, which the binding holds and the scope holds only until the operation returns; so what a scope keeps
@@ -1092,6 +1095,8 @@ extension InjectedValues {
     final class Scope: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and
         // written only while holding `lock`, and the other stored properties never change.
+        // `@exclusivity(unchecked)`, `settled` and `live`: as for a run's `overrides`, holding `lock` makes every access
+        // exclusive, and no access spans a call that could reach them again.
 
         /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is
         /// active.
@@ -1136,10 +1141,12 @@ extension InjectedValues {
         final class Run: @unchecked Sendable {
             // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
             // `lock`, the scope's, and the other stored properties never change.
+            // `@exclusivity(unchecked)`: holding `lock` makes every access to `overrides` exclusive, and no access
+            // spans a call that could reach it again, so the runtime's check, a tenth of a request's scope, is skipped.
             nonisolated let scope: Scope
             /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
             nonisolated let lock: Lock<Void>
-            nonisolated(unsafe) var overrides = Overrides()
+            @exclusivity(unchecked) nonisolated(unsafe) var overrides = Overrides()
 
             nonisolated init(scope: Scope, overrides: Overrides = Overrides()) {
                 self.scope = scope
@@ -1152,13 +1159,13 @@ extension InjectedValues {
         nonisolated let lock: Lock<Void>
         /// What the update closure set, which objects made in the scope see once the operation has returned, and what
         /// writes through their properties from outside any scope change from then on.
-        nonisolated(unsafe) var settled = Overrides()
+        @exclusivity(unchecked) nonisolated(unsafe) var settled = Overrides()
         /// The run of the scope's operation, while it runs.
-        nonisolated(unsafe) var live: Run?
+        @exclusivity(unchecked) nonisolated(unsafe) var live: Run?
         /// The `.cached` values of a root, built or being built.
-        nonisolated(unsafe) var cache: [ObjectIdentifier: CacheEntry] = [:]
+        nonisolated(unsafe) var cache = [ObjectIdentifier: CacheEntry]()
         /// For the global store, the threads that have a view of it, which its writes and resets update.
-        nonisolated(unsafe) var threads: [ObjectIdentifier: ThreadState] = [:]
+        nonisolated(unsafe) var threads = [ObjectIdentifier: ThreadState]()
 
         /// For a scope based on a captured scope, the scopes active where it was opened, whose overrides come before
         /// `parent`'s.
@@ -1192,8 +1199,11 @@ extension InjectedValues {
             self.overlay = overlay
             self.testPolicy = testPolicy
             self.transparent = transparent
-            // Only a root caches, so only a root has threads waiting for a build.
-            lock = Lock()
+            // Only a root caches, so only a root has threads waiting for a build, on its lock's condition: a root has a
+            // lock of its own. Every other scope borrows the lock of the thread that opens it, which costs a request's
+            // scope no allocation: no code holds two scopes' locks at once, so scopes that share a lock never wait
+            // for each other for longer than one lookup or write.
+            lock = parent == nil ? Lock() : ThreadState.current.scopeLock
         }
 
         /// The global store.
@@ -1287,6 +1297,9 @@ extension InjectedValues {
         }
 
         /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
+        ///
+        /// Inlined into its callers, which saves a request's scope an asynchronous frame and an executor check.
+        @inline(__always)
         func run<R>(
             madeIn enclosing: Scope?,
             _ update: (inout InjectedValues) throws -> Void,
@@ -1410,44 +1423,113 @@ extension InjectedValues {
 
     /// A scope's overrides, each a `Box` of its key's value type.
     ///
-    /// Most scopes override a few keys, so they are kept in a short list, searched in order, which costs a read less
-    /// than hashing its key would; past `listLimit` of them they move to a dictionary.
+    /// Most scopes override one or two keys, a server's per-request scope among them, so the first two are kept in
+    /// line, which costs such a scope no allocation; up to `listLimit` of them are kept in a short list, searched in
+    /// order, which costs a read less than hashing its key would; past that, they move to a dictionary.
     struct Overrides: Sendable {
-        private nonisolated var few: [(id: ObjectIdentifier, box: AnyBox)] = []
-        private nonisolated var many: [ObjectIdentifier: AnyBox] = [:]
+        private nonisolated var storage = Storage.none
         private static nonisolated let listLimit = 8
+
+        private enum Storage: Sendable {
+            case none
+            case one(Entry)
+            case two(Entry, Entry)
+            /// Three to `listLimit` overrides.
+            case list([Entry])
+            /// More than `listLimit`.
+            case table([ObjectIdentifier: AnyBox])
+        }
+
+        private struct Entry: Sendable {
+            nonisolated let id: ObjectIdentifier
+            nonisolated let box: AnyBox
+
+            nonisolated init(_ id: ObjectIdentifier, _ box: AnyBox) {
+                self.id = id
+                self.box = box
+            }
+        }
 
         nonisolated init() {}
 
-        nonisolated var isEmpty: Bool { few.isEmpty && many.isEmpty }
+        nonisolated var isEmpty: Bool {
+            if case .none = storage { return true }
+            return false
+        }
 
         /// Every box, for a reset.
-        nonisolated var boxes: [AnyBox] { few.map(\.box) + many.values }
+        nonisolated var boxes: [AnyBox] {
+            switch storage {
+            case .none: []
+            case .one(let first): [first.box]
+            case .two(let first, let second): [first.box, second.box]
+            case .list(let entries): entries.map(\.box)
+            case .table(let table): Array(table.values)
+            }
+        }
 
         @inline(__always)
         nonisolated subscript(id: ObjectIdentifier) -> AnyBox? {
-            guard many.isEmpty else { return many[id] }
-            for index in few.indices where few[index].id == id {
-                return few[index].box
+            switch storage {
+            case .none:
+                return nil
+            case .one(let first):
+                return first.id == id ? first.box : nil
+            case .two(let first, let second):
+                if first.id == id { return first.box }
+                return second.id == id ? second.box : nil
+            case .list(let entries):
+                for entry in entries where entry.id == id { return entry.box }
+                return nil
+            case .table(let table):
+                return table[id]
             }
-            return nil
         }
 
         /// Sets a key's box, and returns the one it replaces.
         mutating nonisolated func updateValue(_ box: AnyBox, forKey id: ObjectIdentifier) -> AnyBox? {
-            guard many.isEmpty else { return many.updateValue(box, forKey: id) }
-            if let index = few.firstIndex(where: { $0.id == id }) {
-                defer { few[index].box = box }
-                return few[index].box
+            let new = Entry(id, box)
+            switch storage {
+            case .none:
+                storage = .one(new)
+                return nil
+            case .one(let first):
+                if first.id == id {
+                    storage = .one(new)
+                    return first.box
+                }
+                storage = .two(first, new)
+                return nil
+            case .two(let first, let second):
+                if first.id == id {
+                    storage = .two(new, second)
+                    return first.box
+                }
+                if second.id == id {
+                    storage = .two(first, new)
+                    return second.box
+                }
+                storage = .list([first, second, new])
+                return nil
+            case .list(var entries):
+                // Emptied first, so that `entries` holds the list's only reference and changing it copies nothing.
+                storage = .none
+                defer {
+                    storage =
+                        entries.count > Self.listLimit
+                        ? .table(Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.box) })) : .list(entries)
+                }
+                if let index = entries.firstIndex(where: { $0.id == id }) {
+                    defer { entries[index] = new }
+                    return entries[index].box
+                }
+                entries.append(new)
+                return nil
+            case .table(var table):
+                storage = .none
+                defer { storage = .table(table) }
+                return table.updateValue(box, forKey: id)
             }
-            if few.count < Self.listLimit {
-                few.append((id, box))
-            } else {
-                many = Dictionary(uniqueKeysWithValues: few.map { ($0.id, $0.box) })
-                many[id] = box
-                few = []
-            }
-            return nil
         }
     }
 
@@ -1925,7 +2007,8 @@ extension InjectedValues {
         /// is assigned instead.
         static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
             let id = ObjectIdentifier(key)
-            let box = Box(value)
+            // Typed as `AnyBox` at once, so that the box's type metadata is looked up once, to make it.
+            let box: AnyBox = Box(value)
             let replaced: [AnyBox]
             switch resolve(.write, in: ThreadState.currentContext) {
             case .global:
@@ -2086,6 +2169,8 @@ extension InjectedValues {
         private nonisolated let lock = Lock()
         /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
         nonisolated let variableLock = Lock()
+        /// The lock of the scopes this thread opens, other than roots: each such scope's lock.
+        nonisolated let scopeLock = Lock()
         /// What this thread knows of the global store, written while holding both the global store's lock and `lock`,
         /// so that readers need only `lock`.
         @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
@@ -2682,18 +2767,12 @@ extension InjectedValues {
         // mutex. A POSIX mutex and condition variable are made to be used from many threads; they live together in
         // memory allocated here, so their addresses never change, and are destroyed only in `deinit`, when no thread
         // can be holding or waiting on them.
-        private nonisolated(unsafe) let primitives = UnsafeMutablePointer<Primitives>.allocate(capacity: 1)
+        private nonisolated(unsafe) let primitives = UnsafeMutablePointer<LockPrimitives>.allocate(capacity: 1)
         private nonisolated(unsafe) var state: State
-
-        /// The mutex and the condition variable, side by side in one allocation.
-        private struct Primitives {
-            nonisolated var mutex = pthread_mutex_t()
-            nonisolated var condition = pthread_cond_t()
-        }
 
         nonisolated init(_ state: State) {
             self.state = state
-            primitives.initialize(to: Primitives())
+            primitives.initialize(to: LockPrimitives())
             let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
             precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
             let conditionStatus = pthread_cond_init(&primitives.pointee.condition, nil)
@@ -2742,6 +2821,19 @@ extension InjectedValues {
         nonisolated func broadcast() {
             pthread_cond_broadcast(&primitives.pointee.condition)
         }
+    }
+}
+
+extension InjectedValues {
+    /// A `Lock`'s mutex and condition variable, side by side in one allocation.
+    ///
+    /// Declared outside the generic `Lock`, where it would be generic too, and every new lock would look up its type
+    /// metadata.
+    struct LockPrimitives {
+        nonisolated var mutex = pthread_mutex_t()
+        nonisolated var condition = pthread_cond_t()
+
+        nonisolated init() {}
     }
 }
 
