@@ -142,6 +142,64 @@ final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }
 
+/// A server's request, as the notes server's `/bench/injected` route serves it: a middleware opens a scope holding the
+/// request's user, and the handler makes an `@Injected` property and reads it once.
+@inline(never)
+func serveInjected(_ count: Int) async -> Int {
+    var sum = 0
+    for index in 0..<count {
+        sum &+= await withInjectedValues {
+            $0.provider = Provider(id: index)
+        } operation: {
+            await handleInjected()
+        }
+    }
+    return sum
+}
+
+@inline(never)
+func handleInjected() async -> Int {
+    @Injected(\.provider) var provider
+    return provider.id
+}
+
+/// The same requests in the least a task-local scope can cost: a bare `TaskLocal.withValue` binding a new object, which
+/// the handler reads back.
+@inline(never)
+func serveTaskLocal(_ count: Int) async -> Int {
+    var sum = 0
+    for index in 0..<count {
+        sum &+= await RequestLocal.$provider.withValue(Provider(id: index)) {
+            await handleTaskLocal()
+        }
+    }
+    return sum
+}
+
+@inline(never)
+func handleTaskLocal() async -> Int {
+    RequestLocal.provider.id
+}
+
+enum RequestLocal {
+    @TaskLocal static var provider: any Providing = Provider(id: 0)
+}
+
+/// The same requests with no scope: the middleware's call into the handler, which reads its argument.
+@inline(never)
+func servePlain(_ count: Int) async -> Int {
+    var sum = 0
+    for index in 0..<count {
+        sum &+= await handlePlain(Provider(id: index))
+    }
+    return sum
+}
+
+@inline(never)
+func handlePlain(_ provider: any Providing) async -> Int {
+    provider.id
+}
+
 let count = Int(CommandLine.arguments[2])!
 switch CommandLine.arguments[1] {
 case "article":
@@ -164,6 +222,12 @@ case "10-keys", "10000-keys":
     let keys = Int(CommandLine.arguments[1].prefix { $0.isNumber })!
     overrideIndexedKeys(count: keys)
     print(readIndexed((0..<10).map { indexedKey($0 * keys / 10 + keys / 20) }, count))
+case "request-task-local":
+    print(waitFor { await serveTaskLocal(count) })
+case "request-plain":
+    print(waitFor { await servePlain(count) })
+case "request-scope":
+    print(waitFor { await serveInjected(count) })
 case "tasks-article":
     print(waitFor { await taskScaling({ readArticle(ArticleController(), $0) }, count: count) })
 case "tasks-nothing-overridden":
