@@ -1059,11 +1059,8 @@ extension InjectedValues {
     //   reads are the read half of a write through a key path. An operation nested in another (a default, a `.cached`
     //   build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
     //   `Store.resolve(_:in:)` alone turns the two into the scopes a read, a write, a new property or a capture uses.
-    // - Scopes. Every scope, the global store included, keeps its overrides behind a `Lock`. A root (the global store
-    //   or a fresh scope) has a lock of its own, and keeps its cache of `.cached` values behind it; any other scope
-    //   borrows the scope lock of the thread that opened it, which that thread's other scopes share. No code holds two
-    //   scopes' locks at once, so a shared lock never makes a thread wait for more than one lookup or write. A scope
-    //   keeps only
+    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the
+    //   global store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only
     //   what its update closure set, made where properties remember the scope around it, and a root's cache, made where
     //   they remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the
     //   `Run`, which the binding holds and the scope holds only until the operation returns; so what a scope keeps
@@ -1199,11 +1196,9 @@ extension InjectedValues {
             self.overlay = overlay
             self.testPolicy = testPolicy
             self.transparent = transparent
-            // Only a root caches, so only a root has threads waiting for a build, on its lock's condition: a root has a
-            // lock of its own. Every other scope borrows the lock of the thread that opens it, which costs a request's
-            // scope no allocation: no code holds two scopes' locks at once, so scopes that share a lock never wait
-            // for each other for longer than one lookup or write.
-            lock = parent == nil ? Lock() : ThreadState.current.scopeLock
+            // A lock of its own, though only a root has threads waiting for a build on its condition: scopes that share
+            // nothing else must not share a lock, or threads reading unrelated scopes would contend for it.
+            lock = Lock()
         }
 
         /// The global store.
@@ -2169,8 +2164,6 @@ extension InjectedValues {
         private nonisolated let lock = Lock()
         /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
         nonisolated let variableLock = Lock()
-        /// The lock of the scopes this thread opens, other than roots: each such scope's lock.
-        nonisolated let scopeLock = Lock()
         /// What this thread knows of the global store, written while holding both the global store's lock and `lock`,
         /// so that readers need only `lock`.
         @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
