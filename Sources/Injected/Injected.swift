@@ -1887,6 +1887,8 @@ extension InjectedValues {
             let isGlobal = root === global
             // The read half of a write through a key path reports nothing, also from the default a build evaluates.
             let quiet = thread.context.readHalfOfWrite
+            // Read before locking: `lifetime` is the key's own code, which may read other dependencies.
+            let lifetime = K.lifetime
             root.lock.lock()
             while true {
                 if let box = root.overrideBox(for: id, in: nil) {
@@ -1895,7 +1897,7 @@ extension InjectedValues {
                     root.lock.unlock()
                     return value
                 }
-                if K.lifetime == .uncached {
+                if lifetime == .uncached {
                     // In a process that runs tests, a read outside them may get a test value or be reported.
                     if isGlobal, Store.processPolicy == nil { thread.addViewEntry(.evaluate, for: id) }
                     root.lock.unlock()

@@ -67,6 +67,21 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test("a key's lifetime may read other dependencies")
+    func lifetimeRunsOutsideTheLock() {
+        // `lifetime` is the key's own code, evaluated on a read that reaches a root; one that reads the store while
+        // the root's lock is held deadlocks its own thread, so run it with a watchdog.
+        let values = Counter()
+        let finished = runOnThreads(1, timeout: 10) { _ in
+            inFreshScope {
+                values.add(InjectedValues[LifetimeReadingKey.self])
+                values.add(InjectedValues[LifetimeReadingKey.self])
+            }
+        }
+        #expect(finished, "a key's lifetime ran while the store's lock was held")
+        #expect(values.value == 2 * 7)
+    }
+
     @Test("8 threads × 2,000 mixed reads, writes, scopes and resets see their own values")
     func mixedLoad() {
         inFreshScope {
@@ -180,6 +195,12 @@ private enum SelfWritingKey: ReadOnlyInjectionKey {
 
 private enum DeinitSlotKey: ReadOnlyInjectionKey {
     static var currentValue: ReadsStoreOnDeinit? { nil }
+}
+
+/// A key whose `lifetime` depends on another dependency, as a key configured by the store might.
+private enum LifetimeReadingKey: ReadOnlyInjectionKey {
+    static var lifetime: InjectionLifetime { InjectedValues[MixedCounterKey.self] > 100 ? .uncached : .cached }
+    static var currentValue: Int { 7 }
 }
 
 private enum MixedCounterKey: ReadOnlyInjectionKey {
