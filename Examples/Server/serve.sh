@@ -2,9 +2,13 @@
 # and waits until it answers.
 #
 #     start_server BIN_DIR PORT LOG NAME    # sets `server` to its process id; NAME prefixes error messages
+#
+# SERVER_CPU, from the environment, pins the server to that core, with one NIO event loop.
 start_server() {
     local bin=$1 port=$2 log=$3 name=$4
-    "$bin/notes-server" --port "$port" > "$log" 2>&1 &
+    local pin=()
+    if [[ -n ${SERVER_CPU:-} ]]; then pin=(taskset -c "$SERVER_CPU" env NIO_SINGLETON_GROUP_LOOP_COUNT=1); fi
+    "${pin[@]}" "$bin/notes-server" --port "$port" > "$log" 2>&1 &
     server=$!
     trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
     for _ in $(seq 1 100); do
