@@ -1150,6 +1150,16 @@ extension InjectedValues {
                 self.lock = scope.lock
                 self.overrides = overrides
             }
+
+            /// The box of a key's override in this run, looked up holding the lock.
+            ///
+            /// A method of the run, so that the run is kept for the call and its lock needs no retain of its own.
+            @inline(__always)
+            nonisolated func overrideBox(for id: ObjectIdentifier) -> AnyBox? {
+                lock.lock()
+                defer { lock.unlock() }
+                return overrides[id]
+            }
         }
 
         nonisolated let parent: Scope?
@@ -1739,14 +1749,9 @@ extension InjectedValues {
                     on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue()
                 )
             case .run(let run):
-                // The common scoped read, an override in the active run, in line.
-                run.lock.lock()
-                if let box = run.overrides[ObjectIdentifier(key)] {
-                    let value = unbox(box, as: K.Value.self)
-                    run.lock.unlock()
-                    return value
-                }
-                run.lock.unlock()
+                // The common scoped read, an override in the active run, in line. The box is immutable and retained,
+                // so its value is copied out after unlocking.
+                if let box = run.overrideBox(for: ObjectIdentifier(key)) { return unbox(box, as: K.Value.self) }
                 return value(for: key, from: run.scope, in: run, on: ThreadState.current)
             case .scope(let scope):
                 // A read through a property made in a scope, outside any scope: its own overrides, in line.
