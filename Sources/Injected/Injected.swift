@@ -1139,7 +1139,8 @@ extension InjectedValues {
             // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
             // `lock`, the scope's, and the other stored properties never change.
             // `@exclusivity(unchecked)`: holding `lock` makes every access to `overrides` exclusive, and no access
-            // spans a call that could reach it again, so the runtime's check, a tenth of a request's scope, is skipped.
+            // spans a call that could reach it again, so the runtime's checks (about 470 instructions of a server
+            // request's scope, with those on `settled` and `live`) are skipped.
             nonisolated let scope: Scope
             /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
             nonisolated let lock: Lock<Void>
