@@ -72,7 +72,7 @@ struct OverrideStorageTests {
 }
 
 /// Twelve distinct keys of `Int`, each `-1` by default.
-var slots: [any SlotKey.Type] {
+private var slots: [any SlotKey.Type] {
     [
         Slot<S0>.self, Slot<S1>.self, Slot<S2>.self, Slot<S3>.self, Slot<S4>.self, Slot<S5>.self,
         Slot<S6>.self, Slot<S7>.self, Slot<S8>.self, Slot<S9>.self, Slot<S10>.self, Slot<S11>.self,
@@ -88,23 +88,23 @@ private var instanceSlots: [any InstanceSlotKey.Type] {
     ]
 }
 
-protocol SlotKey: ReadOnlyInjectionKey where Value == Int {}
+private protocol SlotKey: ReadOnlyInjectionKey where Value == Int {}
 private protocol InstanceSlotKey: ReadOnlyInjectionKey where Value == Instance {}
 
 /// Reads a slot where a read goes now.
-func read(_ key: any SlotKey.Type) -> Int {
+private func read(_ key: any SlotKey.Type) -> Int {
     func read<Key: SlotKey>(_ key: Key.Type) -> Int { InjectedValues[key] }
     return read(key)
 }
 
 /// Writes a slot where a write goes now.
-func write(_ key: any SlotKey.Type, _ value: Int) {
+private func write(_ key: any SlotKey.Type, _ value: Int) {
     func write<Key: SlotKey>(_ key: Key.Type) { InjectedValues[key] = value }
     write(key)
 }
 
 /// Writes a slot in an update closure's values.
-func write(_ key: any SlotKey.Type, _ value: Int, in values: inout InjectedValues) {
+private func write(_ key: any SlotKey.Type, _ value: Int, in values: inout InjectedValues) {
     func write<Key: SlotKey>(_ key: Key.Type) { values[key] = value }
     write(key)
 }
