@@ -321,7 +321,10 @@ public struct InjectedValues: Sendable {
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { InjectedValues.Store.value(for: key) }
-        set { InjectedValues.Store.override(key, with: newValue) }
+        // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
+        // every write.
+        @inlinable
+        set { InjectedValues.Store.override(key, with: newValue, in: InjectedValues.Box(newValue)) }
     }
 
     /// Reads or overrides the dependency an article-style key stands for, taking turns with the store's writes to
@@ -335,7 +338,10 @@ public struct InjectedValues: Sendable {
     /// - Parameter key: The key of the dependency.
     public static nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { InjectedValues.Store.value(for: key) }
-        set { InjectedValues.Store.override(key, with: newValue) }
+        // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
+        // every write.
+        @inlinable
+        set { InjectedValues.Store.override(key, with: newValue, in: InjectedValues.Box(newValue)) }
     }
 
     /// Reads or overrides a dependency through its accessor's key path.
@@ -672,6 +678,7 @@ public nonisolated func withInjectedValues<R>(
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
+@inlinable
 public func withInjectedValues<R>(
     fresh: Bool = false,
     _ update: (inout InjectedValues) throws -> Void,
@@ -1059,7 +1066,7 @@ extension InjectedValues {
     //   reads are the read half of a write through a key path. An operation nested in another (a default, a `.cached`
     //   build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
     //   `Store.resolve(_:in:)` alone turns the two into the scopes a read, a write, a new property or a capture uses.
-    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `Lock`, and a root (the
+    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `PlainLock`, and a root (the
     //   global store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only
     //   what its update closure set, made where properties remember the scope around it, and a root's cache, made where
     //   they remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the
@@ -1089,6 +1096,7 @@ extension InjectedValues {
     /// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
     /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for
     /// the scopes below it. An `@Injected` property made in a scope holds the scope for the property's whole life.
+    @usableFromInline
     final class Scope: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and
         // written only while holding `lock`, and the other stored properties never change.
@@ -1103,12 +1111,15 @@ extension InjectedValues {
         /// struct rather than an optional because copying a task-local optional out looks up the optional's type
         /// metadata, on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module
         /// whose default isolation is the main actor would isolate to it.
+        @usableFromInline
         static nonisolated let binding = Swift.TaskLocal(wrappedValue: Binding(run: nil))
 
         /// What `binding` holds.
+        @usableFromInline
         struct Binding: Sendable {
             nonisolated let run: Run?
 
+            @usableFromInline
             nonisolated init(run: Run?) {
                 self.run = run
             }
@@ -1123,6 +1134,7 @@ extension InjectedValues {
         ///
         /// In the update closure of a root, a fresh or test scope, it is the root itself: nesting outside it would
         /// leave the test's world of test values and cache.
+        @usableFromInline
         static nonisolated var enclosing: Scope? {
             let context = ThreadState.currentContext
             guard context.inUpdateClosure, let active, active.parent != nil else { return active }
@@ -1135,6 +1147,7 @@ extension InjectedValues {
         /// Writes made in the run go to `overrides`, which hold the update closure's values too. The scope holds its
         /// run only while the operation runs, so values written during the operation, or later by a task it started,
         /// which may remember the scope, are kept by the run alone, and released with the last task that binds it.
+        @usableFromInline
         final class Run: @unchecked Sendable {
             // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
             // `lock`, the scope's, and the other stored properties never change.
@@ -1142,8 +1155,9 @@ extension InjectedValues {
             // spans a call that could reach it again, so the runtime's checks (about 470 instructions of a server
             // request's scope, with those on `settled` and `live`) are skipped.
             nonisolated let scope: Scope
-            /// The scope's lock, kept here too so that a read reaches it without going through `scope`.
-            nonisolated let lock: Lock<Void>
+            /// The scope's lock, kept here too so that a read reaches it without going through `scope`, which keeps
+            /// it from being destroyed.
+            nonisolated let lock: PlainLock
             @exclusivity(unchecked) nonisolated(unsafe) var overrides = Overrides()
 
             nonisolated init(scope: Scope, overrides: Overrides = Overrides()) {
@@ -1164,7 +1178,7 @@ extension InjectedValues {
         }
 
         nonisolated let parent: Scope?
-        nonisolated let lock: Lock<Void>
+        nonisolated let lock: PlainLock
         /// What the update closure set, which objects made in the scope see once the operation has returned, and what
         /// writes through their properties from outside any scope change from then on.
         @exclusivity(unchecked) nonisolated(unsafe) var settled = Overrides()
@@ -1209,7 +1223,11 @@ extension InjectedValues {
             self.transparent = transparent
             // A lock of its own, though only a root has threads waiting for a build on its condition: scopes that share
             // nothing else must not share a lock, or threads reading unrelated scopes would contend for it.
-            lock = Lock()
+            lock = PlainLock()
+        }
+
+        deinit {
+            lock.destroy()
         }
 
         /// The global store.
@@ -1218,6 +1236,7 @@ extension InjectedValues {
         }
 
         /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
+        @usableFromInline
         static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?, transparent: Bool = false) -> Scope {
             guard fresh else { return Scope(parent: enclosing ?? Store.global, transparent: transparent) }
             // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
@@ -1288,43 +1307,46 @@ extension InjectedValues {
             _ update: (inout InjectedValues) throws -> Void,
             _ operation: () throws -> R
         ) rethrows -> R {
-            let run = Run(scope: self)
-            start(run)
+            let run = start()
             defer { end() }
-            return try Scope.binding.withValue(.init(run: run)) {
-                let thread = ThreadState.current
-                try thread.with(.update(madeIn: enclosing)) {
-                    var values = InjectedValues()
-                    try update(&values)
-                }
-                begin(run)
-                return try thread.with(Context(), operation)
+            return try Scope.binding.withValue(Binding(run: run)) {
+                try setUp(run, madeIn: enclosing, update)
+                return try ThreadState.current.with(Context(), operation)
             }
         }
 
         /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
         ///
         /// Inlined into its callers, which saves a request's scope an asynchronous frame and an executor check.
-        @inline(__always)
+        @inlinable
         func run<R>(
             madeIn enclosing: Scope?,
             _ update: (inout InjectedValues) throws -> Void,
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ operation: () async throws -> R
         ) async rethrows -> R {
-            let run = Run(scope: self)
-            start(run)
+            let run = start()
             defer { end() }
-            return try await Scope.binding.withValue(.init(run: run)) {
-                try ThreadState.current.with(.update(madeIn: enclosing)) {
-                    var values = InjectedValues()
-                    try update(&values)
-                }
-                begin(run)
+            return try await Scope.binding.withValue(Binding(run: run)) {
+                try setUp(run, madeIn: enclosing, update)
                 // Synchronous entry points set a thread's context only for their own length, so an asynchronous
                 // operation runs in none: its suspension points cannot fall inside one.
                 return try await operation()
             }
+        }
+
+        /// Runs the update closure of `run`, in the context of an update closure, and then begins the operation.
+        @usableFromInline
+        nonisolated func setUp(
+            _ run: Run,
+            madeIn enclosing: Scope?,
+            _ update: (inout InjectedValues) throws -> Void
+        ) rethrows {
+            try ThreadState.current.with(.update(madeIn: enclosing)) {
+                var values = InjectedValues()
+                try update(&values)
+            }
+            begin(run)
         }
 
         /// Starts the operation: what the update closure set is what the scope keeps.
@@ -1332,17 +1354,21 @@ extension InjectedValues {
             lock.withLock { settled = run.overrides }
         }
 
-        /// Makes `run` the scope's live run, before its update closure, so that a `.cached` value built while the
+        /// Makes a new run the scope's live run, before its update closure, so that a `.cached` value built while the
         /// closure runs sees what it has set so far.
-        private nonisolated func start(_ run: Run) {
+        @usableFromInline
+        nonisolated func start() -> Run {
+            let run = Run(scope: self)
             lock.withLock { live = run }
+            return run
         }
 
         /// Ends the operation: from now on, objects made in the scope see what its update closure set.
         ///
         /// The run's writes stay with the run, which the tasks still bound to it keep, and which is released with the
         /// last of them.
-        private nonisolated func end() {
+        @usableFromInline
+        nonisolated func end() {
             let ended: Run? = lock.withLock {
                 defer { live = nil }
                 return live
@@ -1425,6 +1451,7 @@ extension InjectedValues {
     }
 
     /// Any `Box`: the type in which the store keeps values of every type side by side.
+    @usableFromInline
     typealias AnyBox = any AnyObject & Sendable
 
     /// A scope's overrides, each a `Box` of its key's value type.
@@ -1540,9 +1567,11 @@ extension InjectedValues {
     }
 
     /// A value in the store, boxed so that one dictionary can hold values of every type.
+    @usableFromInline
     final class Box<Value: Sendable>: Sendable {
         nonisolated let value: Value
 
+        @usableFromInline
         nonisolated init(_ value: Value) {
             self.value = value
         }
@@ -1566,6 +1595,7 @@ extension InjectedValues {
     }
 
     /// The global store and the operations on every scope.
+    @usableFromInline
     enum Store {
         /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
         static nonisolated let global = Scope.makeGlobal()
@@ -2008,10 +2038,11 @@ extension InjectedValues {
 
         /// Overrides a key where `resolve(_:in:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
         /// is assigned instead.
-        static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value) {
+        ///
+        /// `box` is a `Box` of `value`, made by the caller.
+        @usableFromInline
+        static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
             let id = ObjectIdentifier(key)
-            // Typed as `AnyBox` at once, so that the box's type metadata is looked up once, to make it.
-            let box: AnyBox = Box(value)
             let replaced: [AnyBox]
             switch resolve(.write, in: ThreadState.currentContext) {
             case .global:
@@ -2765,14 +2796,62 @@ extension InjectedValues {
     /// `State` is `Void` for a lock whose owner keeps the state it guards in its own stored properties.
     final class Lock<State: Sendable>: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only in `withLock`, holding the
-        // mutex. A POSIX mutex and condition variable are made to be used from many threads; they live together in
-        // memory allocated here, so their addresses never change, and are destroyed only in `deinit`, when no thread
-        // can be holding or waiting on them.
-        private nonisolated(unsafe) let primitives = UnsafeMutablePointer<LockPrimitives>.allocate(capacity: 1)
+        // mutex, which the lock destroys only in `deinit`, when no thread can be holding or waiting on it.
+        private nonisolated let plain = PlainLock()
         private nonisolated(unsafe) var state: State
 
         nonisolated init(_ state: State) {
             self.state = state
+        }
+
+        deinit {
+            plain.destroy()
+        }
+
+        nonisolated func lock() {
+            plain.lock()
+        }
+
+        nonisolated func unlock() {
+            plain.unlock()
+        }
+
+        /// Runs `body` holding the lock, with the state it guards, once `ready` says the state is ready for it.
+        ///
+        /// Until then it waits, giving up the lock, for another thread to call `broadcast()`. The state is only ever
+        /// touched here, never across a wait, which is why waiting is part of this method and not of `body`.
+        nonisolated func withLock<R>(
+            waitingUntil ready: (State) -> Bool = { _ in true },
+            _ body: (inout State) throws -> R
+        ) rethrows -> R {
+            plain.lock()
+            defer { plain.unlock() }
+            while !ready(state) { plain.wait() }
+            return try body(&state)
+        }
+
+        /// Wakes every thread waiting for the state to be ready.
+        ///
+        /// Called holding the lock.
+        nonisolated func broadcast() {
+            plain.broadcast()
+        }
+    }
+
+    /// A POSIX mutex and condition variable, for an owner that keeps the state they guard in its own stored
+    /// properties, as a scope does, and destroys them in its `deinit`.
+    ///
+    /// A struct, so that an owner needs no second object for its lock. Copies refer to the same mutex.
+    struct PlainLock: @unchecked Sendable {
+        // `@unchecked Sendable` and the pointer: a POSIX mutex and condition variable are made to be used from many
+        // threads. They live together in memory allocated here, so their addresses never change, and are destroyed
+        // only by the owner's `deinit`, when no thread can be holding or waiting on them: every use of a copy is made
+        // while the owner is held, as `self`, an argument, a local a closure captures for the call, a run (which holds
+        // its scope), or a scope nested in it.
+        private nonisolated(unsafe) let primitives: UnsafeMutablePointer<LockPrimitives>
+
+        nonisolated init() {
+            primitives = .allocate(capacity: 1)
             primitives.initialize(to: LockPrimitives())
             let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
             precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
@@ -2780,7 +2859,8 @@ extension InjectedValues {
             precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
         }
 
-        deinit {
+        /// Destroys the mutex and condition variable, from the owner's `deinit`.
+        nonisolated func destroy() {
             pthread_cond_destroy(&primitives.pointee.condition)
             pthread_mutex_destroy(&primitives.pointee.mutex)
             primitives.deinitialize(count: 1)
@@ -2795,18 +2875,12 @@ extension InjectedValues {
             pthread_mutex_unlock(&primitives.pointee.mutex)
         }
 
-        /// Runs `body` holding the lock, with the state it guards, once `ready` says the state is ready for it.
-        ///
-        /// Until then it waits, giving up the lock, for another thread to call `broadcast()`. The state is only ever
-        /// touched here, never across a wait, which is why waiting is part of this method and not of `body`.
-        nonisolated func withLock<R>(
-            waitingUntil ready: (State) -> Bool = { _ in true },
-            _ body: (inout State) throws -> R
-        ) rethrows -> R {
-            pthread_mutex_lock(&primitives.pointee.mutex)
-            defer { pthread_mutex_unlock(&primitives.pointee.mutex) }
-            while !ready(state) { wait() }
-            return try body(&state)
+        /// Runs `body` holding the lock.
+        @inline(__always)
+        nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
+            lock()
+            defer { unlock() }
+            return try body()
         }
 
         /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
@@ -2826,10 +2900,7 @@ extension InjectedValues {
 }
 
 extension InjectedValues {
-    /// A `Lock`'s mutex and condition variable, side by side in one allocation.
-    ///
-    /// Declared outside the generic `Lock`, where it would be generic too, and every new lock would look up its type
-    /// metadata.
+    /// A lock's mutex and condition variable, side by side in one allocation.
     struct LockPrimitives {
         nonisolated var mutex = pthread_mutex_t()
         nonisolated var condition = pthread_cond_t()
