@@ -1317,7 +1317,9 @@ extension InjectedValues {
 
         /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
         ///
-        /// Inlined into its callers, which saves a request's scope an asynchronous frame and an executor check.
+        /// Inlinable, as is `withInjectedValues`, so that a caller in another module specializes `TaskLocal.withValue`
+        /// and inlines it: its unspecialized generic form costs a request's scope six task frames and five executor
+        /// checks more.
         @inlinable
         func run<R>(
             madeIn enclosing: Scope?,
@@ -2848,11 +2850,17 @@ extension InjectedValues {
         // only by the owner's `deinit`, when no thread can be holding or waiting on them: every use of a copy is made
         // while the owner is held, as `self`, an argument, a local a closure captures for the call, a run (which holds
         // its scope), or a scope nested in it.
-        private nonisolated(unsafe) let primitives: UnsafeMutablePointer<LockPrimitives>
+        private nonisolated(unsafe) let primitives: UnsafeMutablePointer<Primitives>
+
+        /// The mutex and the condition variable, side by side in one allocation.
+        private struct Primitives {
+            nonisolated var mutex = pthread_mutex_t()
+            nonisolated var condition = pthread_cond_t()
+        }
 
         nonisolated init() {
             primitives = .allocate(capacity: 1)
-            primitives.initialize(to: LockPrimitives())
+            primitives.initialize(to: Primitives())
             let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
             precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
             let conditionStatus = pthread_cond_init(&primitives.pointee.condition, nil)
@@ -2899,16 +2907,6 @@ extension InjectedValues {
     }
 }
 
-extension InjectedValues {
-    /// A lock's mutex and condition variable, side by side in one allocation.
-    struct LockPrimitives {
-        nonisolated var mutex = pthread_mutex_t()
-        nonisolated var condition = pthread_cond_t()
-
-        nonisolated init() {}
-    }
-}
-
 extension InjectedValues.Lock where State == Void {
     nonisolated convenience init() {
         self.init(())
@@ -2916,8 +2914,6 @@ extension InjectedValues.Lock where State == Void {
 
     /// Runs `body` holding the lock.
     nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock()
-        defer { unlock() }
-        return try body()
+        try plain.withLock(body)
     }
 }
