@@ -97,6 +97,35 @@ struct TestValueTests {
         #expect(InjectedValues[\.liveOnly] == "injected")
     }
 
+    @Test("a key-path write whose live default reads another key reports nothing, in the update closure or the body")
+    func keyPathWriteReadingAnotherKeyReportsNothing() {
+        let reports = Reports()
+        withTestInjectedValues(strict: true, reportingTo: reports.add) { _ in
+            // What `.injecting(\.network, …)` does.
+            InjectedValues[\.network] = Network(session: "mock")
+        } operation: {
+            #expect(InjectedValues[\.network].session == "mock")
+            withInjectedValues { _ in
+            } operation: {
+                InjectedValues[\.network] = Network(session: "mock in the body")
+                #expect(InjectedValues[\.network].session == "mock in the body")
+            }
+        }
+        #expect(reports.messages.isEmpty, "\(reports.messages)")
+    }
+
+    @Test("a key the test reads itself after a key-path write built it is still reported")
+    func keyReadAfterAKeyPathWriteIsReported() {
+        let reports = Reports()
+        withTestInjectedValues(strict: true, reportingTo: reports.add) { _ in
+            InjectedValues[\.network] = Network(session: "mock")
+        } operation: {
+            _ = InjectedValues[\.session]
+        }
+        #expect(reports.messages.count == 1)
+        #expect(reports.messages.first?.contains("SessionKey") == true)
+    }
+
     @Test("a strict test reads overrides and test values without a report", .injectedValues(strict: true))
     func strictWithoutReports() {
         InjectedValues[\.liveOnly] = "overridden"
@@ -214,6 +243,20 @@ enum LiveClientKey: ReadOnlyInjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
+/// A network client whose live default reads the session, a key with no test value.
+struct Network: Sendable {
+    let session: String
+}
+
+enum NetworkKey: ReadOnlyInjectionKey {
+    static var currentValue: Network { Network(session: InjectedValues[\.session]) }
+}
+
+enum SessionKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "live session" }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 enum LiveOnlyKey: ReadOnlyInjectionKey {
     static let currentValue = "live only"
 }
@@ -223,6 +266,16 @@ enum OtherLiveOnlyKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    var network: Network {
+        get { Self[NetworkKey.self] }
+        set { Self[NetworkKey.self] = newValue }
+    }
+
+    var session: String {
+        get { Self[SessionKey.self] }
+        set { Self[SessionKey.self] = newValue }
+    }
+
     var liveClient: LiveClient {
         get { Self[LiveClientKey.self] }
         set { Self[LiveClientKey.self] = newValue }

@@ -83,6 +83,130 @@ struct CaptureChainTests {
     }
 }
 
+/// Work that reschedules itself in a new task, and objects that make their successors from their own scope: each hop
+/// holds one scope however many hops come before it.
+@Suite("Chains of tasks and objects")
+struct TaskAndObjectChainTests {
+    @Test(
+        "a poll that reschedules itself with Task {} keeps read cost and depth flat over 4,000 hops",
+        arguments: [false, true]
+    )
+    func pollingInNewTasksStaysFlat(reusingTheFirstCapture: Bool) async {
+        let start = withInjectedValues {
+            $0.chainSource = "polling"
+        } operation: {
+            InjectedValues.capture()
+        }
+        let early = await Poller(start: start, reusing: reusingTheFirstCapture).poll(hops: 10)
+        let late = await Poller(start: start, reusing: reusingTheFirstCapture).poll(hops: 4_000)
+        #expect(late.source == "polling")
+        #expect(depth(of: late.capture) <= 4, "the last hop's scope is \(depth(of: late.capture)) scopes deep")
+        #expect(depth(of: late.capture) <= depth(of: early.capture) + 1)
+        #expect(late.cost <= early.cost * 3, "a read costs \(late.cost) ns after 4,000 hops, \(early.cost) ns after 10")
+    }
+
+    @Test("an object that makes its successor in a run of its own scope, 5,000 times, holds one scope")
+    func successorsMadeInRunsStayFlat() {
+        var attempt = withInjectedValues {
+            $0.chainSource = "client"
+        } operation: {
+            Attempt()
+        }
+        for _ in 0..<10 { attempt = attempt.retry() }
+        let early = depth(of: attempt.$source)
+        for _ in 0..<5_000 { attempt = attempt.retry() }
+        #expect(depth(of: attempt.$source) <= early)
+        #expect(attempt.source == "client")
+    }
+
+    @Test("a model made from its predecessor's scope with from:, 5,000 times, holds one scope")
+    func successorsMadeFromTheScopeStayFlat() {
+        var attempt = withInjectedValues {
+            $0.chainSource = "client"
+        } operation: {
+            Attempt()
+        }
+        for _ in 0..<10 { attempt = attempt.next() }
+        let early = depth(of: attempt.$source)
+        for _ in 0..<5_000 { attempt = attempt.next() }
+        #expect(depth(of: attempt.$source) <= early)
+        #expect(attempt.source == "client")
+    }
+}
+
+/// An attempt at a request that makes the next one from its own scope, as retries do.
+private struct Attempt: Sendable {
+    @Injected(\.chainSource) var source
+
+    func retry() -> Attempt {
+        $source.run { Attempt() }
+    }
+
+    func next() -> Attempt {
+        withInjectedValues(from: $source) { _ in
+        } operation: {
+            Attempt()
+        }
+    }
+}
+
+/// A poll that runs in a captured scope and reschedules itself in a new task, capturing again each time or reusing
+/// the first capture.
+private final class Poller: Sendable {
+    let start: InjectedValues.CapturedScope
+    let reusing: Bool
+
+    init(start: InjectedValues.CapturedScope, reusing: Bool) {
+        self.start = start
+        self.reusing = reusing
+    }
+
+    /// What the last hop saw: its capture, the source it read, and what one read cost there, in nanoseconds.
+    struct LastHop: Sendable {
+        let capture: InjectedValues.CapturedScope
+        let source: String
+        let cost: Double
+    }
+
+    func poll(hops: Int) async -> LastHop {
+        await withCheckedContinuation { continuation in
+            hop(start, remaining: hops, continuation)
+        }
+    }
+
+    private func hop(
+        _ scope: InjectedValues.CapturedScope,
+        remaining: Int,
+        _ continuation: CheckedContinuation<LastHop, Never>
+    ) {
+        Task {
+            await scope.run {
+                await Task.yield()
+                let next = InjectedValues.capture()
+                guard remaining > 0 else {
+                    let cost = (0..<21).map { _ in readCostHere() }.min()!
+                    continuation.resume(
+                        returning: LastHop(capture: next, source: InjectedValues[\.chainSource], cost: cost)
+                    )
+                    return
+                }
+                hop(reusing ? start : next, remaining: remaining - 1, continuation)
+            }
+        }
+    }
+}
+
+/// The nanoseconds one read takes where it is called, over a batch of reads.
+private func readCostHere() -> Double {
+    let batch = 2_000
+    let start = DispatchTime.now().uptimeNanoseconds
+    var total = 0
+    for _ in 0..<batch { total &+= InjectedValues[\.chainSource].count }
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    precondition(total > 0)
+    return Double(elapsed) / Double(batch)
+}
+
 /// Makes `count` hops: each runs in the last capture and captures again there, as a rescheduling callback does.
 private func hops(_ count: Int, from start: InjectedValues.CapturedScope) -> InjectedValues.CapturedScope {
     var captured = start

@@ -267,6 +267,44 @@ struct EscapingWorkTests {
         #expect(released.value == 1)
     }
 
+    @Test("a run inside a request's scope keeps the request's overrides in everything it reaches")
+    func runInsideARunKeepsTheRequest() {
+        // Captured at set-up, outside any request, as a client library does.
+        let client = withInjectedValues {
+            $0.escapingOther = "client"
+        } operation: {
+            InjectedValues.capture()
+        }
+        let other = withInjectedValues {
+            $0.escapingOther = "other"
+        } operation: {
+            InjectedValues.capture()
+        }
+        let audit = withInjectedValues {
+            $0.escapingOther = "audit"
+        } operation: {
+            ParentModel()
+        }
+        let seen = withInjectedValues {
+            $0.escapingSource = "r1"
+        } operation: {
+            client.run {
+                [
+                    InjectedValues[\.escapingSource],
+                    audit.source,
+                    other.run { InjectedValues[\.escapingSource] },
+                    other.run { audit.source },
+                    withInjectedValues(from: audit.scope) { _ in
+                    } operation: {
+                        ChildModel()
+                    }.source,
+                    other.run { client.run { InjectedValues[\.escapingSource] } },
+                ]
+            }
+        }
+        #expect(seen == Array(repeating: "r1", count: 6))
+    }
+
     @Test("one capture run on 8 threads at once, 1,000 times each, sees the captured scope every time")
     func concurrentRuns() {
         let scope = withInjectedValues {

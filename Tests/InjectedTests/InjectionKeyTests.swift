@@ -103,11 +103,50 @@ struct InjectionKeyTests {
         }
     }
 
+    @Test("an article-style service first read inside a request remembers no request")
+    func articleServiceMadeInARequestRemembersNone() async {
+        let first = withInjectedValues {
+            $0.requestID = "r1"
+            $0.user = "alice"
+        } operation: {
+            InjectedValues[\.auditTrail].record()
+        }
+        let anonymous = withInjectedValues {
+            $0.requestID = "r2"
+        } operation: {
+            InjectedValues[\.auditTrail].record()
+        }
+        let background = await Task.detached { InjectedValues[\.auditTrail].record() }.value
+        #expect(first == "r1 alice")
+        #expect(anonymous == "r2 nobody")
+        #expect(background == "no request nobody")
+    }
+
     @Test("the default lifetime is uncached")
     func defaultLifetime() {
         #expect(ComputedKey.lifetime == .uncached)
         #expect(MediaStore.lifetime == .cached)
     }
+}
+
+/// An audit trail with dependencies of its own, kept in an article-style key's stored variable.
+private final class AuditTrail: Sendable {
+    private let requestID = Injected(\.requestID)
+    private let user = Injected(\.user)
+
+    func record() -> String { "\(requestID.wrappedValue) \(user.wrappedValue)" }
+}
+
+private struct AuditTrailKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = AuditTrail()
+}
+
+private enum RequestIDKey: ReadOnlyInjectionKey {
+    static let currentValue = "no request"
+}
+
+private enum UserKey: ReadOnlyInjectionKey {
+    static let currentValue = "nobody"
 }
 
 private enum ModifierFirstKey: InjectionKey {
@@ -182,6 +221,21 @@ extension InjectedValues {
     fileprivate var nestedInExtension: String {
         get { self[NestedKey.self] }
         set { self[NestedKey.self] = newValue }
+    }
+
+    fileprivate var auditTrail: AuditTrail {
+        get { Self[AuditTrailKey.self] }
+        set { Self[AuditTrailKey.self] = newValue }
+    }
+
+    fileprivate var requestID: String {
+        get { Self[RequestIDKey.self] }
+        set { Self[RequestIDKey.self] = newValue }
+    }
+
+    fileprivate var user: String {
+        get { Self[UserKey.self] }
+        set { Self[UserKey.self] = newValue }
     }
 
     fileprivate var directlyWritten: Instance {

@@ -60,6 +60,33 @@ struct KeyPathTests {
         }
     }
 
+    @Test("a launch override racing a warm-up's first read builds the live default exactly once, 300 times")
+    func launchOverrideRacingAWarmUp() async {
+        // In a process of its own that runs no test's scope, as an app is.
+        await #expect(processExitsWith: .success) {
+            let threads = RaceThreads(2)
+            for round in 0..<300 {
+                InjectedValues.reset()
+                let before = PDFRenderer.liveBuilds.value
+                let finished = threads.round(timeout: 20) { index in
+                    if index == 0 {
+                        InjectedValues[\.launchRenderer] = PDFRenderer(live: false)
+                    } else {
+                        _ = InjectedValues[\.launchRenderer]
+                    }
+                }
+                let built = PDFRenderer.liveBuilds.value - before
+                guard finished, built == 1 else {
+                    fatalError("round \(round): the live default was built \(built) times")
+                }
+                guard !InjectedValues[\.launchRenderer].isLive else {
+                    fatalError("round \(round): the override was lost")
+                }
+            }
+            threads.stop()
+        }
+    }
+
     @Test("a wrapper through a nested path reads and writes that part")
     func nestedPathWrapper() {
         inFreshScope {
@@ -93,6 +120,25 @@ final class AuditLog: Sendable {
     func append(_ entry: String) { lock.withLock { stored.append(entry) } }
 }
 
+/// A renderer whose live instance takes a while to make, as a service that loads fonts does.
+private final class PDFRenderer: Sendable {
+    static let liveBuilds = Counter()
+    let isLive: Bool
+
+    init(live: Bool) {
+        isLive = live
+        if live {
+            usleep(2_000)
+            Self.liveBuilds.increment()
+        }
+    }
+}
+
+private enum LaunchRendererKey: ReadOnlyInjectionKey {
+    static var currentValue: PDFRenderer { PDFRenderer(live: true) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 private enum AuditLogKey: ReadOnlyInjectionKey {
     static var currentValue: AuditLog { AuditLog() }
     static var lifetime: InjectionLifetime { .cached }
@@ -119,6 +165,11 @@ extension InjectedValues {
     fileprivate var baseURL: String { networkConfiguration.baseURL }
 
     fileprivate var auditLog: AuditLog { Self[AuditLogKey.self] }
+
+    fileprivate var launchRenderer: PDFRenderer {
+        get { Self[LaunchRendererKey.self] }
+        set { Self[LaunchRendererKey.self] = newValue }
+    }
 
     /// A title whose every change is logged, by a setter that reads another dependency.
     fileprivate var auditedTitle: String {

@@ -66,6 +66,54 @@ struct LateWriteTests {
     }
 }
 
+/// What a task started in a scope's operation sees once the operation has returned: the run's writes, and its own
+/// later ones, directly and through everything it builds on the run.
+@Suite("A task that outlives its scope")
+struct OutlivingTaskTests {
+    @Test("a task that outlives its scope sees the operation's writes, then its own, through all it builds on them")
+    func outlivingTaskBuildsOnTheRun() async {
+        let gate = AsyncGate()
+        let task = withInjectedValues {
+            $0.lateLabel = "anonymous"
+        } operation: {
+            InjectedValues[\.lateLabel] = "alice"
+            return Task {
+                // Runs once the operation has returned.
+                await gate.wait()
+                let model = withInjectedValues {
+                    $0.lateLevel = 2
+                } operation: {
+                    LabelModel()
+                }
+                func everywhere() -> [String] {
+                    [
+                        InjectedValues[\.lateLabel],
+                        withInjectedValues {
+                            $0.lateLevel = 2
+                        } operation: {
+                            InjectedValues[\.lateLabel]
+                        },
+                        InjectedValues.capture().run { InjectedValues[\.lateLabel] },
+                        model.label,
+                        withInjectedValues {
+                            $0.lateLevel = 3
+                        } operation: {
+                            LabelModel()
+                        }.label,
+                    ]
+                }
+                let before = everywhere()
+                InjectedValues[\.lateLabel] = "bob"
+                return (before, everywhere())
+            }
+        }
+        await gate.open()
+        let (before, after) = await task.value
+        #expect(before == Array(repeating: "alice", count: 5))
+        #expect(after == Array(repeating: "bob", count: 5))
+    }
+}
+
 /// A gate that one task opens and another waits for.
 private actor AsyncGate {
     private var isOpen = false
@@ -87,11 +135,20 @@ private struct LabelModel: Sendable {
     @Injected(\.lateLabel) var label
 }
 
+private enum LateLevelKey: ReadOnlyInjectionKey {
+    static let currentValue = 0
+}
+
 private enum LateLabelKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
 
 extension InjectedValues {
+    fileprivate var lateLevel: Int {
+        get { Self[LateLevelKey.self] }
+        set { Self[LateLevelKey.self] = newValue }
+    }
+
     fileprivate var lateLabel: String {
         get { Self[LateLabelKey.self] }
         set { Self[LateLabelKey.self] = newValue }

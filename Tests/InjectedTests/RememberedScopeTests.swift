@@ -247,6 +247,53 @@ struct RememberedScopeTests {
         #expect(model.other == "remembered other")
     }
 
+    @Test("a factory default that opens a scope of its own keeps the scope the property lends")
+    func factoryOpeningAScopeKeepsTheLentScope() async {
+        let screen = withInjectedValues {
+            $0.feedSource = "mock"
+        } operation: {
+            ReportScreen()
+        }
+        let expected = ReportReading(atInit: "mock", throughProperty: "mock", style: "compact")
+        #expect(await Task.detached { screen.reports.reading }.value == expected)
+        withInjectedValues {
+            $0.feedOther = "unrelated"
+        } operation: {
+            #expect(screen.reports.reading == expected)
+        }
+        // The same factory without its inner scope, as a control.
+        #expect(await Task.detached { screen.plainReports.reading.atInit }.value == "mock")
+    }
+
+    @Test("in a test, an object a helper makes in a fresh scope keeps what that scope set, where the test does not")
+    func freshHelperInsideATest() {
+        let checkout = withTestInjectedValues(strict: nil) {
+            $0.feedOther = "the test's"
+        } operation: {
+            let checkout = makeCheckoutWithAMock()
+            #expect(checkout.source == "mock")
+            #expect(checkout.other == "the test's")
+            withInjectedValues {
+                $0.feedOther = "a scope in the test"
+            } operation: {
+                #expect(checkout.source == "mock")
+                #expect(checkout.other == "a scope in the test")
+            }
+            withInjectedValues {
+                $0.feedSource = "the reader's"
+            } operation: {
+                #expect(checkout.source == "the reader's")
+            }
+            return checkout
+        }
+        // Another test sees none of it.
+        withTestInjectedValues(strict: nil) { _ in
+        } operation: {
+            #expect(checkout.source == "default")
+            #expect(checkout.other == "default")
+        }
+    }
+
     @Test("1,000 concurrent scopes each make a model that, read after all have ended, sees only its own value")
     func thousandScopesThenReadAfterwards() async {
         let models = await withTaskGroup(of: (Int, FeedModel).self) { group in
@@ -328,6 +375,57 @@ private struct FeedScreen: Sendable {
     @Injected(\.madeFeedModel) var madeModel
 }
 
+/// A helper a test calls, which makes its object in a fresh scope of its own.
+private func makeCheckoutWithAMock() -> FeedModel {
+    withInjectedValues(fresh: true) {
+        $0.feedSource = "mock"
+    } operation: {
+        FeedModel()
+    }
+}
+
+/// What a report service read of the feed source: in its initializer, and later through its property.
+private struct ReportReading: Equatable, Sendable {
+    let atInit: String
+    let throughProperty: String
+    let style: String
+}
+
+/// A service whose factory default opens a scope of its own around it.
+private final class ReportService: Sendable {
+    private let sourceAtInit = InjectedValues[\.feedSource]
+    private let source = Injected(\.feedSource)
+    private let style = Injected(\.reportStyle)
+
+    var reading: ReportReading {
+        ReportReading(atInit: sourceAtInit, throughProperty: source.wrappedValue, style: style.wrappedValue)
+    }
+}
+
+/// A screen whose report service comes from a factory default, with and without an inner scope.
+private struct ReportScreen: Sendable {
+    @Injected(\.reports) var reports
+    @Injected(\.plainReports) var plainReports
+}
+
+private enum ReportsKey: ReadOnlyInjectionKey {
+    static var currentValue: ReportService {
+        withInjectedValues {
+            $0.reportStyle = "compact"
+        } operation: {
+            ReportService()
+        }
+    }
+}
+
+private enum PlainReportsKey: ReadOnlyInjectionKey {
+    static var currentValue: ReportService { ReportService() }
+}
+
+private enum ReportStyleKey: ReadOnlyInjectionKey {
+    static let currentValue = "full"
+}
+
 private enum MadeFeedModelKey: ReadOnlyInjectionKey {
     static var currentValue: FeedModel { FeedModel() }
 }
@@ -350,6 +448,21 @@ private enum CachedFeedKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    fileprivate var reports: ReportService {
+        get { Self[ReportsKey.self] }
+        set { Self[ReportsKey.self] = newValue }
+    }
+
+    fileprivate var plainReports: ReportService {
+        get { Self[PlainReportsKey.self] }
+        set { Self[PlainReportsKey.self] = newValue }
+    }
+
+    fileprivate var reportStyle: String {
+        get { Self[ReportStyleKey.self] }
+        set { Self[ReportStyleKey.self] = newValue }
+    }
+
     fileprivate var madeFeedModel: FeedModel {
         get { Self[MadeFeedModelKey.self] }
         set { Self[MadeFeedModelKey.self] = newValue }

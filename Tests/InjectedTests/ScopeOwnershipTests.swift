@@ -103,6 +103,81 @@ struct ScopeOwnershipTests {
     }
 }
 
+/// A service that starts a task of its own, such as a token refresher, is released with the scope that keeps it.
+@Suite("Tasks started by what a scope keeps")
+struct KeptTaskTests {
+    @Test("a cached service whose init starts a task, read in 100 test scopes, is released with each")
+    func cachedServiceInTestScopes() async {
+        let released = Counter()
+        for _ in 0..<100 {
+            withTestInjectedValues(strict: nil) {
+                $0.refresherReleases = released
+            } operation: {
+                _ = InjectedValues[\.refresher]
+            }
+        }
+        #expect(await eventually { released.value == 100 }, "\(released.value) of 100 released")
+    }
+
+    @Test("a cached service whose init starts a task, read in 100 fresh scopes, is released with each")
+    func cachedServiceInFreshScopes() async {
+        let released = Counter()
+        for _ in 0..<100 {
+            withInjectedValues(fresh: true) {
+                $0.refresherReleases = released
+            } operation: {
+                _ = InjectedValues[\.refresher]
+            }
+        }
+        #expect(await eventually { released.value == 100 }, "\(released.value) of 100 released")
+    }
+
+    @Test("a service whose init starts a task, set in 100 test update closures, is released with each")
+    func serviceSetInUpdateClosures() async {
+        let released = Counter()
+        for _ in 0..<100 {
+            withTestInjectedValues(strict: nil) {
+                $0.refresher = TokenRefresher(released)
+            } operation: {
+                _ = InjectedValues[\.refresher]
+            }
+        }
+        #expect(await eventually { released.value == 100 }, "\(released.value) of 100 released")
+    }
+
+    @Test("the same service made outside any scope is released, as a control")
+    func serviceOutsideAnyScope() async {
+        let released = Counter()
+        for _ in 0..<100 { _ = TokenRefresher(released) }
+        #expect(await eventually { released.value == 100 }, "\(released.value) of 100 released")
+    }
+}
+
+/// Whether `condition` holds within five seconds, checked every millisecond.
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<5_000 {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
+}
+
+/// A service that refreshes a token in a task of its own for as long as it lives, as clients of web APIs do.
+private final class TokenRefresher: Sendable {
+    private let released: Counter
+
+    init(_ released: Counter) {
+        self.released = released
+        Task { [weak self] in
+            while self != nil {
+                try? await Task.sleep(nanoseconds: 1_000_000)
+            }
+        }
+    }
+
+    deinit { released.increment() }
+}
+
 /// A client that keeps the scope it was made in, as a client that schedules work later does.
 private final class CapturingClient: Sendable {
     let scope = InjectedValues.capture()
@@ -131,6 +206,15 @@ private final class HoldingClient: Sendable {
 private let freshCapturingClients = Counter()
 private let testCapturingClients = Counter()
 
+private enum RefresherReleasesKey: ReadOnlyInjectionKey {
+    static var currentValue: Counter { Counter() }
+}
+
+private enum RefresherKey: ReadOnlyInjectionKey {
+    static var currentValue: TokenRefresher { TokenRefresher(InjectedValues[\.refresherReleases]) }
+    static var lifetime: InjectionLifetime { .cached }
+}
+
 private enum OwnedLabelKey: ReadOnlyInjectionKey {
     static let currentValue = "default"
 }
@@ -154,6 +238,16 @@ private enum TestCapturingClientKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    fileprivate var refresherReleases: Counter {
+        get { Self[RefresherReleasesKey.self] }
+        set { Self[RefresherReleasesKey.self] = newValue }
+    }
+
+    fileprivate var refresher: TokenRefresher {
+        get { Self[RefresherKey.self] }
+        set { Self[RefresherKey.self] = newValue }
+    }
+
     fileprivate var ownedLabel: String {
         get { Self[OwnedLabelKey.self] }
         set { Self[OwnedLabelKey.self] = newValue }
