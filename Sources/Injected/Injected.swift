@@ -438,6 +438,7 @@ public struct InjectedValues: Sendable {
     }
 }
 
+
 // MARK: - Property wrapper
 
 /// A property that reads a dependency from ``InjectedValues`` every time it is accessed.
@@ -465,31 +466,29 @@ public struct InjectedValues: Sendable {
 ///
 /// ## The scope a property remembers
 ///
-/// A property made while a scope is active remembers that scope for its whole life, so an object made with some
-/// dependencies overridden keeps using them: after the scope's operation has returned, on any thread, in a detached
-/// task or a callback. A read through the property looks, in order:
+/// A property made while a scope is active remembers where reads looked at that moment, its *lookup*, for its whole
+/// life, so an object made with some dependencies overridden keeps using them: after the scope's operation has
+/// returned, on any thread, in a detached task or a callback. A read through the property looks, in order:
 ///
-/// 1. in the reader's own active scopes, innermost first, down to the one the remembered scope was opened in, so an
+/// 1. in the reader's own active scopes, innermost first, down to the first one the remembered lookup has too, so an
 ///    override made where the object is used wins;
-/// 2. in the remembered scope, then the scopes it was nested in;
-/// 3. in the global store, and last at the key's default.
+/// 2. in the remembered scopes, innermost first;
+/// 3. in the global store, or the fresh scope the remembered lookup ends in, and last at the key's default.
 ///
-/// A fresh scope is a world of its own: the remembered scope is consulted only when the reader has no active scope,
-/// or when the reader's scopes and the remembered one are nested in the same fresh scope (or neither is in one).
-/// Otherwise the property resolves in the reader's scopes alone.
-/// A property made outside any scope remembers nothing and resolves wherever it is read.
+/// A fresh scope opened outside every other fresh scope, such as a test's, starts a world of its own: the remembered
+/// lookup is consulted only when the reader has no active scope, or when both are in the same world. Otherwise the
+/// property resolves in the reader's scopes alone, so that one test never sees another's mocks. A property made
+/// outside any scope remembers nothing and resolves wherever it is read.
 ///
-/// While the remembered scope's operation runs, the property sees every write made in it. Once the operation has
-/// returned, the scope keeps what its update closure set, and the writes made during the operation end with it,
-/// including those that tasks started in it make later.
-/// Assigning to the property from outside any scope overrides the key in the remembered scope, whether its operation
-/// still runs or not, for every object made in it.
+/// While the remembered scope runs (its operation, and every task started in it), the property sees every write made
+/// in it. Once all of them have finished, the scope keeps what its update closure set. Assigning to the property from
+/// outside any scope overrides the key in the remembered scope, for every object made in it.
 ///
-/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)`` remembers the scope around it
-/// instead, and one made in the default of a ``InjectionLifetime/cached`` key remembers no scope, so that no scope
+/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)`` remembers the scope around
+/// it instead, and one made in the default of a ``InjectionLifetime/cached`` key remembers no scope, so that no scope
 /// keeps a value that remembers it. A property made in the default of an `.uncached` key (a factory), evaluated for a
-/// read through another property, remembers the scopes that read looks in, so that what a factory makes keeps the
-/// scope of the object that asked for it.
+/// read through another property, remembers where that read looks, so that what a factory makes keeps the scope of
+/// the object that asked for it.
 @propertyWrapper
 public struct Injected<Value> {
     /// The dependency's key path.
@@ -499,8 +498,8 @@ public struct Injected<Value> {
     /// accessor properties, which capture nothing. A `var`, never assigned after the initializers, because Swift warns
     /// that the annotation is unnecessary on a constant in an app that declares key paths `Sendable` itself.
     private nonisolated(unsafe) var keyPath: KeyPath<InjectedValues, Value>
-    /// The scope active at creation, kept for the property's whole life; `nil` outside any scope.
-    private nonisolated let scope: InjectedValues.Scope?
+    /// Where reads looked when the property was made; `nil` outside any scope.
+    private nonisolated let lookup: InjectedValues.Lookup?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
     private nonisolated let readOnlyDeclaration: InjectedValues.ReadOnlyDeclaration?
 
@@ -509,7 +508,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public nonisolated init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.scope = InjectedValues.Store.scopeForNewProperty()
+        self.lookup = InjectedValues.Store.lookupToKeep()
         self.readOnlyDeclaration = nil
     }
 
@@ -525,7 +524,7 @@ public struct Injected<Value> {
     public nonisolated init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line)
     {
         self.keyPath = keyPath
-        self.scope = InjectedValues.Store.scopeForNewProperty()
+        self.lookup = InjectedValues.Store.lookupToKeep()
         self.readOnlyDeclaration = InjectedValues.ReadOnlyDeclaration(file: file, line: line)
     }
 
@@ -535,21 +534,21 @@ public struct Injected<Value> {
     /// property remembers, exactly like writing `InjectedValues[keyPath] = newValue` there.
     public var wrappedValue: Value {
         get {
-            guard let scope else { return InjectedValues[keyPath] }
-            // Rather than pass the remembered scope down through the key path's accessors, the property lends it to
+            guard let lookup else { return InjectedValues[keyPath] }
+            // Rather than pass the remembered lookup down through the key path's accessors, the property lends it to
             // the reads they make, in this thread's context, for the length of this read.
-            return InjectedValues.ThreadState.lending(scope) { InjectedValues[keyPath] }
+            return InjectedValues.ThreadState.lending(lookup) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage(keyPath))
             }
-            guard let scope else {
+            guard let lookup else {
                 InjectedValues[writable] = newValue
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            InjectedValues.ThreadState.lending(scope, forWrite: true) { InjectedValues[writable] = newValue }
+            InjectedValues.ThreadState.lending(lookup, forWrite: true) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -567,13 +566,13 @@ public struct Injected<Value> {
     /// }
     /// ```
     ///
-    /// It is the scope the property was made in, or none for a property made outside any scope. Reading it reads
+    /// It is the lookup the property was made with, or none for a property made outside any scope. Reading it reads
     /// nothing but the property's own immutable field, so it is safe wherever the property itself may be read.
     ///
     /// Like ``wrappedValue``, it is not marked `nonisolated`: Swift copies the mark onto the `$` variable of a wrapped
     /// local variable, where it is not allowed.
     public var projectedValue: InjectedValues.CapturedScope {
-        InjectedValues.CapturedScope(scope: scope, madeFor: Value.self)
+        InjectedValues.CapturedScope(lookup: lookup, madeFor: Value.self)
     }
 
     private nonisolated func readOnlyWriteMessage(_ keyPath: KeyPath<InjectedValues, Value>) -> String {
@@ -610,7 +609,7 @@ extension InjectedValues {
 
 /// Runs an operation with some dependencies overridden, for the operation and every task it starts.
 ///
-/// The update closure runs first, inside the new scope, and its writes override dependencies in that scope only:
+/// The update closure runs first, and its writes override dependencies in the new scope only:
 ///
 /// ```swift
 /// let report = withInjectedValues {
@@ -622,7 +621,7 @@ extension InjectedValues {
 ///
 /// While the operation runs, reads look in this scope first, then in the scopes around it, then in the global
 /// store. Writes made inside the operation (`InjectedValues[\.x] = …`, an ``Injected`` property's setter, or
-/// ``InjectedValues/reset()``) stay in this scope and end with it.
+/// ``InjectedValues/reset()``) stay in this scope.
 ///
 /// The scope is task-local: it reaches `async let`, task groups and `Task {}` started inside the operation, but not
 /// `Task.detached` or other threads. An ``Injected`` property made inside the operation remembers the scope for the
@@ -633,10 +632,11 @@ extension InjectedValues {
 /// model.load()   // later, anywhere: still the mock
 /// ```
 ///
-/// Once the operation has returned, the scope keeps only what the update closure set. Objects made in the update
-/// closure itself are made in the scope around this one, so that a value stored in the scope does not remember it.
-/// A task started in the operation that writes after the operation has returned keeps that write to itself and the
-/// other tasks started in the operation; objects made in the scope go on seeing what the update closure set.
+/// The scope *runs* while its operation runs and while any task started in it does: until then, everything made in
+/// the scope sees the writes made in it, and a task that outlives the operation sees them, and its own, through
+/// whatever it builds on the scope. Once the last of them has finished, the scope keeps only what its update closure
+/// set. The update closure is not part of the run: objects made in it, scopes opened in it, and tasks started in it
+/// belong to the scope around this one, so that nothing the scope keeps keeps the scope.
 ///
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing. A fresh scope ignores the global store and every scope around
@@ -652,8 +652,7 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectedValues.Scope.enclosing
-    return try InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(madeIn: enclosing, update, operation)
+    try InjectedValues.Scope.opened(fresh: fresh).run(update, operation)
 }
 
 /// Runs an asynchronous operation with some dependencies overridden, for the operation and every task it starts.
@@ -685,12 +684,10 @@ public func withInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectedValues.Scope.enclosing
-    return try await InjectedValues.Scope.makeNested(fresh: fresh, in: enclosing).run(
-        madeIn: enclosing,
-        update,
-        operation
-    )
+    // Inlined into the caller, with the binding below, so that `TaskLocal.withValue` is specialized there: its
+    // unspecialized generic form costs a request's scope six task frames and five executor checks more.
+    let run = try InjectedValues.Scope.opened(fresh: fresh).start(update)
+    return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
 }
 
 // MARK: - Carrying scopes into later and escaping work
@@ -712,15 +709,15 @@ public func withInjectedValues<R>(
 /// }
 /// ```
 ///
-/// The new scope is nested in the captured one. Reads in it, and through objects made in it, look in its own
-/// overrides, then in the scopes active where this is called (down to the one they share with the captured scope),
-/// then in the captured scope and the scopes around it, as reads through the parent itself do. Where the scopes
-/// active here are in another fresh scope's world than the captured one, they alone count.
+/// Reads in the new scope, and through objects made in it, look in its own overrides, then in the scopes active where
+/// this is called (down to the first one the captured lookup has too), then in the captured scopes, as reads through
+/// the parent itself do. Where the scopes active here are in another world than the captured one (another test, or
+/// another fresh scope opened outside every other), they alone count.
 ///
 /// When the captured scope is empty, because the property was made outside any scope, the new scope is nested in the
 /// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it; inside a test's scope, the test
 /// reports it, since the child then runs on the test's scope rather than the parent's. Nothing of the parent is read
-/// but the scope its property stored when it was made, so this is safe with actors, locked classes and any
+/// but the lookup its property stored when it was made, so this is safe with actors, locked classes and any
 /// `Sendable` parent, and nothing is registered anywhere.
 ///
 /// - Parameters:
@@ -740,9 +737,7 @@ public nonisolated func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) rethrows -> R {
-    let reader = InjectedValues.Scope.enclosing
-    scope.reportIfEmpty(in: reader, file: fileID, line: line)
-    return try InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(madeIn: reader, update, operation)
+    try InjectedValues.Scope.opened(on: scope.reportingIfEmpty(file: fileID, line: line)).run(update, operation)
 }
 
 /// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
@@ -770,13 +765,8 @@ public func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) async rethrows -> R {
-    let reader = InjectedValues.Scope.enclosing
-    scope.reportIfEmpty(in: reader, file: fileID, line: line)
-    return try await InjectedValues.Scope.makeNested(basedOn: scope.scope, in: reader).run(
-        madeIn: reader,
-        update,
-        operation
-    )
+    let run = try InjectedValues.Scope.opened(on: scope.reportingIfEmpty(file: fileID, line: line)).start(update)
+    return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
 }
 
 /// Made unavailable: reading another object's properties by reflection ignores its isolation and its locks.
@@ -820,36 +810,38 @@ extension InjectedValues {
     ///
     /// It captures what an ``Injected`` property made at the same place would remember: in an update closure, the
     /// scope around the new one, and in the default of a ``InjectionLifetime/cached`` key, nothing, so that no scope
-    /// keeps a capture of itself. A scope that has no overrides of its own, such as a ``CapturedScope/run(_:)`` that
-    /// has written nothing, is skipped for the scope around it, so that a callback that captures again in each run,
-    /// as polling and retries do, always holds the same scope instead of a growing chain.
+    /// keeps a capture of itself. Like every lookup the library makes, it leaves out the scopes that can add nothing
+    /// to it (a scope that has finished running and kept nothing), so that work that captures again in each hop, as
+    /// polling and retries do, holds a lookup as short after thousands of hops as after two.
     ///
-    /// - Returns: The captured scope, which keeps the scope alive for as long as it lives.
+    /// - Returns: The captured scope, which keeps its scopes alive for as long as it lives.
     public static nonisolated func capture() -> CapturedScope {
-        CapturedScope(scope: InjectedValues.Store.scopeForCapture())
+        CapturedScope(lookup: InjectedValues.Store.lookupToKeep())
     }
 
     /// A scope captured by ``InjectedValues/capture()`` or handed out by an ``Injected`` property, to run code in it
     /// later, on any thread.
     ///
-    /// It holds the scope for as long as it lives, and nothing once it is gone. Each ``run(_:)`` opens a new scope
-    /// nested in the captured one, so that writes made in the body end with it, and reads look in the body's own
-    /// writes, then in the scopes active where it runs (down to the one they share with the captured scope), then in
-    /// the captured scope and the scopes around it. Where the scopes active at the run are in another fresh scope's
-    /// world, they alone count. A capture made outside any scope runs its body where it is run.
+    /// It holds the captured lookup for as long as it lives, and nothing once it is gone. Each ``run(_:)`` opens a new
+    /// scope based on it, exactly as ``withInjectedValues(from:_:operation:fileID:line:)`` does with no update
+    /// closure: writes made in the body stay in that scope, and reads look in the body's own writes, then in the
+    /// scopes active where it runs (down to the first one the captured lookup has too), then in the captured scopes. A
+    /// capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        nonisolated let scope: InjectedValues.Scope?
+        nonisolated let lookup: InjectedValues.Lookup?
         /// The value type of the `@Injected` property that handed out the scope, or `nil` for a capture.
         nonisolated let madeFor: Any.Type?
 
-        nonisolated init(scope: InjectedValues.Scope?, madeFor: Any.Type? = nil) {
-            self.scope = scope
+        nonisolated init(lookup: InjectedValues.Lookup?, madeFor: Any.Type? = nil) {
+            self.lookup = lookup
             self.madeFor = madeFor
         }
 
-        /// Reports, inside a test's scope, that `withInjectedValues(from:)` got no scope to build on.
-        nonisolated func reportIfEmpty(in reader: InjectedValues.Scope?, file: StaticString, line: UInt) {
-            guard scope == nil, let policy = reader?.root.testPolicy, let report = policy.report else { return }
+        /// The captured lookup, after reporting, inside a test's scope, that `withInjectedValues(from:)` got none.
+        nonisolated func reportingIfEmpty(file: StaticString, line: UInt) -> InjectedValues.Lookup? {
+            guard lookup == nil, let report = InjectedValues.Store.lookupToKeep()?.root?.testPolicy?.report else {
+                return lookup
+            }
             let source = madeFor.map { "an @Injected property of type \($0)" } ?? "InjectedValues.capture()"
             report(
                 """
@@ -858,6 +850,7 @@ extension InjectedValues {
                 make the parent inside the test (or inside withInjectedValues), or pass a scope captured in the test.
                 """
             )
+            return nil
         }
 
         /// Runs `body` in the captured scope.
@@ -866,12 +859,7 @@ extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
-            let reader = InjectedValues.Scope.enclosing
-            return try InjectedValues.Scope.makeNested(basedOn: scope, in: reader, transparent: true).run(
-                madeIn: reader,
-                { _ in },
-                body
-            )
+            try InjectedValues.Scope.opened(on: lookup).run({ _ in }, body)
         }
 
         /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
@@ -885,12 +873,8 @@ extension InjectedValues {
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            let reader = InjectedValues.Scope.enclosing
-            return try await InjectedValues.Scope.makeNested(basedOn: scope, in: reader, transparent: true).run(
-                madeIn: reader,
-                { _ in },
-                body
-            )
+            let run = InjectedValues.Scope.opened(on: lookup).start { _ in }
+            return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await body() }
         }
     }
 }
@@ -933,11 +917,10 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let enclosing = InjectedValues.Scope.enclosing
     let policy = InjectedValues.TestPolicy(strict: strict, report: report)
-    let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
-    return try InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
-        try scope.run(madeIn: enclosing, update, operation)
+    let scope = InjectedValues.Scope.opened(forTest: policy)
+    return try InjectedValues.Store.runningTest(scope.lookup.root?.testPolicy ?? policy) {
+        try scope.run(update, operation)
     }
 }
 
@@ -961,11 +944,11 @@ public func withTestInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let enclosing = InjectedValues.Scope.enclosing
     let policy = InjectedValues.TestPolicy(strict: strict, report: report)
-    let scope = InjectedValues.Scope.makeTestScope(policy, in: enclosing)
-    return try await InjectedValues.Store.runningTest(scope.root.testPolicy ?? policy) {
-        try await scope.run(madeIn: enclosing, update, operation)
+    let scope = InjectedValues.Scope.opened(forTest: policy)
+    return try await InjectedValues.Store.runningTest(scope.lookup.root?.testPolicy ?? policy) {
+        let run = try scope.start(update)
+        return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
     }
 }
 
@@ -1055,23 +1038,28 @@ extension InjectedValues {
         }
     }
 
+
     // MARK: - Storage
     //
-    // The machinery in one page (the guarantees article says the same at more length, as a table):
+    // The machinery in one page (the guarantees article says the same at more length, as tables):
     //
-    // - Context. An operation's context is carried by the task-local `Scope.binding`, which holds the `Run` of the
-    //   innermost active scope, and by one per-thread record, `ThreadState`, whose `Context` a synchronous entry point
-    //   sets for its own length and restores: the scope a property lends to the reads its key path makes (and, for its
-    //   setter, the write), the scope new properties remember in an update closure or a `.cached` default, and whether
-    //   reads are the read half of a write through a key path. An operation nested in another (a default, a `.cached`
-    //   build, a scope's operation, an observer) starts from a context of its own, never the outer one's.
-    //   `Store.resolve(_:in:)` alone turns the two into the scopes a read, a write, a new property or a capture uses.
-    // - Scopes. Every scope, the global store included, keeps its overrides behind its own `PlainLock`, and a root (the
-    //   global store or a fresh scope) keeps its cache of `.cached` values behind the same lock. A scope keeps only
-    //   what its update closure set, made where properties remember the scope around it, and a root's cache, made where
-    //   they remember none. Writes made while the scope's operation runs, or later from tasks it started, go to the
-    //   `Run`, which the binding holds and the scope holds only until the operation returns; so what a scope keeps
-    //   never keeps it alive, whatever route a value took.
+    // - Lookups. Where a read looks is one immutable list, a `Lookup`: levels of overrides (scopes), innermost first,
+    //   ending at a root (the global store, or a fresh scope's root with its cache of `.cached` values). Scopes,
+    //   captures, `@Injected` properties and the task-local binding each hold one. `Store.lookup(for:in:bound:)` alone decides,
+    //   from the binding and the thread's context, which lookups an operation reads, makes and writes through, and
+    //   `Lookup.made` alone builds a new one, leaving out the levels that add nothing (`Scope.addsNothing`). A read
+    //   walks one list, or a lent lookup after the reader's levels it does not have (`Lookup.ordered`).
+    // - Context. The task-local `Scope.binding` holds the `Run` of the innermost running scope. One per-thread record,
+    //   `ThreadState`, holds a `Context` that a synchronous entry point sets for its own length and restores: the
+    //   lookup a property lends to the reads its key path makes, the lookups an update closure or a `.cached` build
+    //   reads, makes and writes through, and whether reads are quiet (the read half of a write through a key path).
+    //   An operation nested in another starts from a context of its own, keeping only `quiet`.
+    // - Scopes. Every scope keeps its overrides behind its own `PlainLock`: what its update closure set (`kept`), and,
+    //   while it runs, what is written in it. A scope runs while a `Run` exists: the binding of its operation and of
+    //   every task started in it holds it, and the last one's release ends the run, dropping what was written. A root
+    //   keeps its cache behind its own lock too. Nothing a scope keeps holds the scope: its update closure, what a
+    //   `.cached` default builds and an article-style variable's initializer run with no scope bound, so what they
+    //   make, capture or start remembers the scope around (or none).
     // - Views. Each thread reads the global store through a view of its own, behind a lock of its own that its reads
     //   take alone. An entry is added only by its own thread, holding the global store's lock; a global write or reset
     //   removes the entries it makes wrong from every view, holding the same lock.
@@ -1091,23 +1079,127 @@ extension InjectedValues {
     // - Test processes. The first test scope sets `Store.processPolicy` for good, so that reads outside every test
     //   get test values; `Store.strictTests` lists the strict tests running, which hear of such reads.
 
-    /// One level of overrides: the global store, or a scope opened by `withInjectedValues`.
+    /// Where a read looks: an immutable list of levels of overrides, innermost first, ending at a root.
     ///
-    /// A scope that is not fresh has a parent: the scope that was active when it was opened, or the global store. The
-    /// global store and fresh scopes have none; they are the roots, and each keeps the cache of `.cached` values for
-    /// the scopes below it. An `@Injected` property made in a scope holds the scope for the property's whole life.
+    /// Each node is itself a lookup, the rest of the list from that level on. Nodes are shared: a scope's lookup is its
+    /// level followed by the lookup it was opened on.
+    @usableFromInline
+    final class Lookup: Sendable {
+        /// The first level; `nil` in a lookup that is only its root.
+        nonisolated let level: Scope?
+        /// The levels after the first, or `nil` after the last.
+        nonisolated let rest: Lookup?
+        /// The root every level is read before: a fresh scope's, or `nil` for the global store.
+        nonisolated let root: Scope?
+
+        nonisolated init(level: Scope?, rest: Lookup?, root: Scope?) {
+            self.level = level
+            self.rest = rest
+            self.root = root
+        }
+
+        /// The lookup of a scope opened on `base`: its own level, then `base`'s levels.
+        nonisolated convenience init(_ level: Scope, on base: Lookup?) {
+            self.init(level: level, rest: base?.level == nil ? nil : base, root: base?.root)
+        }
+
+        /// The world the lookup is in: the outermost fresh scope around its root, or `nil` for the global store's.
+        nonisolated var world: Scope? { root.map { $0.world ?? $0 } }
+
+        /// The box of a key's override in the first level.
+        @inline(__always)
+        nonisolated func firstBox(for id: ObjectIdentifier) -> AnyBox? {
+            level?.box(for: id)
+        }
+
+        /// Whether `scope` is one of the levels.
+        nonisolated func contains(_ scope: Scope) -> Bool {
+            var node: Lookup? = self
+            while let current = node, let level = current.level {
+                if level === scope { return true }
+                node = current.rest
+            }
+            return false
+        }
+
+        /// The two lookups a read walks, in turn: the first until one of its levels is in the second, then the second.
+        ///
+        /// A lookup lent by a property counts only where the reader has no scope, or is in the same world; otherwise
+        /// the reader's lookup is all there is, so that an object made in one test never shows its mocks to another.
+        @inline(__always)
+        static nonisolated func ordered(_ reader: Lookup?, _ lent: Lookup?) -> (Lookup?, Lookup?) {
+            guard let lent, lent !== reader else { return (reader, nil) }
+            guard let reader else { return (lent, nil) }
+            return reader.world === lent.world ? (reader, lent) : (reader, nil)
+        }
+
+        /// The lookup that a read through `lent` inside `reader` walks, less the levels that add nothing.
+        ///
+        /// The one place where lookups are made: for new scopes, captures and properties. It shares every node it can,
+        /// and allocates only the levels it has to put in a new order.
+        static nonisolated func made(_ reader: Lookup?, _ lent: Lookup?, running: Scope? = nil) -> Lookup? {
+            let (first, second) = ordered(reader, lent)
+            if second == nil, first?.keepsEveryLevel(running: running) ?? true { return first }
+            let root = (second ?? first)?.root
+            /// The levels walked, and whether each adds anything.
+            var levels: [(node: Lookup, kept: Bool)] = []
+            /// From this index on, `levels` is the end of the last list walked, with nothing left out.
+            var shared = 0
+            var node = first
+            var other = second
+            while true {
+                if let current = node, let level = current.level {
+                    if let next = other, next.contains(level) {
+                        (node, other, shared) = (next, nil, levels.count)
+                        continue
+                    }
+                    let kept = !level.addsNothing
+                    if !kept { shared = levels.count + 1 }
+                    levels.append((current, kept))
+                    node = current.rest
+                } else if let next = other {
+                    (node, other, shared) = (next, nil, levels.count)
+                } else {
+                    break
+                }
+            }
+            var made: Lookup? = shared < levels.count ? levels[shared].node : nil
+            for (node, kept) in levels[..<shared].reversed() where kept {
+                made = Lookup(level: node.level, rest: made, root: root)
+            }
+            guard made == nil, let root else { return made }
+            return Lookup(level: nil, rest: nil, root: root)
+        }
+
+        /// Whether every level of the lookup adds something, so that it is made as it is; `running` is a scope known
+        /// to run, which the check can skip.
+        nonisolated func keepsEveryLevel(running: Scope?) -> Bool {
+            var node: Lookup? = self
+            while let current = node, let level = current.level {
+                if level !== running, level.addsNothing { return false }
+                node = current.rest
+            }
+            return true
+        }
+    }
+
+    /// One level of overrides, opened by `withInjectedValues`; or a root: the global store, or a fresh scope's root.
+    ///
+    /// A level keeps what its update closure set (`kept`) and, while it runs, what is written in it (`overrides`, which
+    /// starts as `kept` and is what reads see). A root keeps the cache of `.cached` values for its lookups; the global
+    /// store's root also keeps the global overrides, and a fresh scope's root none, since a fresh scope's update
+    /// closure and operation write to its own level.
     @usableFromInline
     final class Scope: @unchecked Sendable {
-        // `@unchecked Sendable` and `nonisolated(unsafe)`: `settled`, `live`, `cache` and `threads` are read and
-        // written only while holding `lock`, and the other stored properties never change.
-        // `@exclusivity(unchecked)`, `settled` and `live`: as for a run's `overrides`, holding `lock` makes every access
-        // exclusive, and no access spans a call that could reach them again.
+        // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only while holding `lock`, and
+        // the other stored properties never change. `@exclusivity(unchecked)`: holding `lock` makes every access to
+        // `state` exclusive, and no access spans a call that could reach it again, so the runtime's checks (about 470
+        // instructions of a server request's scope) are skipped.
 
-        /// The task-local binding: the run of the innermost active scope, or `nil` when only the global store is
-        /// active.
+        /// The task-local binding: the run of the innermost running scope, or `nil` outside every scope.
         ///
-        /// It holds `nil` rather than the global store, because reading a bound object retains it: on the common path,
-        /// with no scope, every read on every thread would then write to the global store's reference count. It is a
+        /// It holds `nil` rather than a run of the global store, because reading a bound object retains it: on the
+        /// common path, with no scope, every read on every thread would then write to one reference count. It is a
         /// struct rather than an optional because copying a task-local optional out looks up the optional's type
         /// metadata, on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module
         /// whose default isolation is the main actor would isolate to it.
@@ -1125,334 +1217,221 @@ extension InjectedValues {
             }
         }
 
-        /// The innermost active scope of the current task, or `nil` when only the global store is active.
-        static nonisolated var active: Scope? { binding.get().run?.scope }
-
-        /// The scope that a scope opened now is nested in: the active one, except in an update closure, where it is
-        /// the scope around the one being set up, as for a new property there, so that what the update closure sets
-        /// never remembers the scope that keeps it.
+        /// A scope's run: its operation and every task started in it, each of whose bindings holds it.
         ///
-        /// In the update closure of a root, a fresh or test scope, it is the root itself: nesting outside it would
-        /// leave the test's world of test values and cache.
+        /// The scope runs from the run's start to its release, when the last of them has finished; then what was written
+        /// in it is dropped, and objects made in the scope see what its update closure set.
         @usableFromInline
-        static nonisolated var enclosing: Scope? {
-            let context = ThreadState.currentContext
-            guard context.inUpdateClosure, let active, active.parent != nil else { return active }
-            return context.origin
-        }
-
-        /// One run of a scope: its update closure, its operation, and every task started in them, which the task-local
-        /// binding holds.
-        ///
-        /// Writes made in the run go to `overrides`, which hold the update closure's values too. The scope holds its
-        /// run only while the operation runs, so values written during the operation, or later by a task it started,
-        /// which may remember the scope, are kept by the run alone, and released with the last task that binds it.
-        @usableFromInline
-        final class Run: @unchecked Sendable {
-            // `@unchecked Sendable` and `nonisolated(unsafe)`: `overrides` is read and written only while holding
-            // `lock`, the scope's, and the other stored properties never change.
-            // `@exclusivity(unchecked)`: holding `lock` makes every access to `overrides` exclusive, and no access
-            // spans a call that could reach it again, so the runtime's checks (about 470 instructions of a server
-            // request's scope, with those on `settled` and `live`) are skipped.
+        final class Run: Sendable {
+            nonisolated let lookup: Lookup
+            /// The running scope, `lookup`'s first level.
             nonisolated let scope: Scope
-            /// The scope's lock, kept here too so that a read reaches it without going through `scope`, which keeps
-            /// it from being destroyed.
-            nonisolated let lock: PlainLock
-            @exclusivity(unchecked) nonisolated(unsafe) var overrides = Overrides()
+            /// `lookup`'s identity, which a read compares with the lookup a property lends without retaining either.
+            nonisolated let id: ObjectIdentifier
 
-            nonisolated init(scope: Scope, overrides: Overrides = Overrides()) {
-                self.scope = scope
-                self.lock = scope.lock
-                self.overrides = overrides
+            nonisolated init(_ lookup: Lookup) {
+                self.lookup = lookup
+                id = ObjectIdentifier(lookup)
+                scope = lookup.level!
+                scope.withState { $0.phase = .running }
             }
 
-            /// The box of a key's override in this run, looked up holding the lock.
+            deinit {
+                let written: Overrides? = scope.withState { state in
+                    state.phase = .ended
+                    guard let kept = state.kept else { return nil }
+                    defer { (state.overrides, state.kept) = (kept, nil) }
+                    return state.overrides
+                }
+                // Released here, outside the lock, because a value's deinit is user code.
+                withExtendedLifetime(written) {}
+            }
+
+            /// The box of a key's override in the running scope.
             ///
-            /// A method of the run, so that the run is kept for the call and its lock needs no retain of its own.
+            /// A method of the run, so that the run, which holds the scope, is kept for the call, and the scope needs no
+            /// retain of its own.
             @inline(__always)
-            nonisolated func overrideBox(for id: ObjectIdentifier) -> AnyBox? {
-                lock.lock()
-                defer { lock.unlock() }
-                return overrides[id]
+            nonisolated func box(for id: ObjectIdentifier) -> AnyBox? {
+                scope.box(for: id)
             }
         }
 
-        nonisolated let parent: Scope?
-        nonisolated let lock: PlainLock
-        /// What the update closure set, which objects made in the scope see once the operation has returned, and what
-        /// writes through their properties from outside any scope change from then on.
-        @exclusivity(unchecked) nonisolated(unsafe) var settled = Overrides()
-        /// The run of the scope's operation, while it runs.
-        @exclusivity(unchecked) nonisolated(unsafe) var live: Run?
-        /// The `.cached` values of a root, built or being built.
-        nonisolated(unsafe) var cache = [ObjectIdentifier: CacheEntry]()
-        /// For the global store, the threads that have a view of it, which its writes and resets update.
-        nonisolated(unsafe) var threads = [ObjectIdentifier: ThreadState]()
-
-        /// For a scope based on a captured scope, the scopes active where it was opened, whose overrides come before
-        /// `parent`'s.
-        nonisolated let overlay: Overlay?
-
-        /// The scopes whose overrides a scope based on a captured scope reads first: from `reader` outwards, short of
-        /// `shared`, the innermost scope around the reader that `parent`'s lookup reaches anyway.
-        struct Overlay: Sendable {
-            nonisolated let reader: Scope
-            nonisolated let shared: Scope
-
-            nonisolated init(reader: Scope, shared: Scope) {
-                self.reader = reader
-                self.shared = shared
-            }
-        }
-        /// For a root opened for a test, or a fresh scope opened inside one, what it does with keys nothing overrides.
-        nonisolated let testPolicy: TestPolicy?
-
-        /// Whether the scope was opened by `CapturedScope.run`, with no update closure: a capture inside its run skips
-        /// it while its run has written nothing.
-        nonisolated let transparent: Bool
-
-        private nonisolated init(
-            parent: Scope?,
-            overlay: Overlay? = nil,
-            testPolicy: TestPolicy? = nil,
-            transparent: Bool = false
-        ) {
-            self.parent = parent
-            self.overlay = overlay
-            self.testPolicy = testPolicy
-            self.transparent = transparent
-            // A lock of its own, though only a root has threads waiting for a build on its condition: scopes that share
-            // nothing else must not share a lock, or threads reading unrelated scopes would contend for it.
-            lock = PlainLock()
-        }
-
-        deinit {
-            lock.destroy()
-        }
-
-        /// The global store.
-        static nonisolated func makeGlobal() -> Scope {
-            Scope(parent: nil)
-        }
-
-        /// A scope for `withInjectedValues`, nested in `enclosing`, the innermost active one, unless it is fresh.
+        /// A scope opened now, ready to run: its lookup, and the lookup of the scope around it, which what its update
+        /// closure makes remembers.
         @usableFromInline
-        static nonisolated func makeNested(fresh: Bool, in enclosing: Scope?, transparent: Bool = false) -> Scope {
-            guard fresh else { return Scope(parent: enclosing ?? Store.global, transparent: transparent) }
+        struct Opened {
+            @usableFromInline
+            nonisolated let lookup: Lookup
+            nonisolated let around: Lookup?
+
+            nonisolated init(_ lookup: Lookup, around: Lookup?) {
+                self.lookup = lookup
+                self.around = around
+            }
+
+            /// Runs the update closure and then the operation, with the scope's run bound.
+            nonisolated func run<R>(
+                _ update: (inout InjectedValues) throws -> Void,
+                _ operation: () throws -> R
+            ) rethrows -> R {
+                let thread = ThreadState.current
+                let run = try start(update, on: thread)
+                let context = Context(quiet: thread.context.quiet)
+                return try binding.withValue(Binding(run: run)) { try thread.with(context, operation) }
+            }
+
+            /// Runs the update closure, in the new scope but outside its run, and starts the run.
+            ///
+            /// The closure reads and writes the new scope, but what it makes remembers the scope around, and tasks it
+            /// starts are bound to the scope around: the new scope keeps what the closure sets, so nothing made there
+            /// may hold the scope.
+            @usableFromInline
+            nonisolated func start(_ update: (inout InjectedValues) throws -> Void) rethrows -> Run {
+                try start(update, on: .current)
+            }
+
+            private nonisolated func start(
+                _ update: (inout InjectedValues) throws -> Void,
+                on thread: ThreadState
+            ) rethrows -> Run {
+                var context = Context(quiet: thread.context.quiet)
+                (context.base, context.made) = (lookup, around)
+                (context.setsBase, context.setsMade) = (true, true)
+                // `self`, which holds the lookups the context lends, is kept for the call.
+                try thread.with(context) {
+                    var values = InjectedValues()
+                    try update(&values)
+                }
+                return Run(lookup)
+            }
+        }
+
+        /// The overrides, the cache and the phase, guarded by `lock`.
+        struct State {
+            /// What reads see: what the update closure set, and, while the scope runs, what is written in it.
+            nonisolated var overrides = Overrides()
+            /// Once something is written while the scope runs, what `overrides` held before, which the scope keeps and
+            /// goes back to when the run ends; `nil` while the two are the same.
+            nonisolated var kept: Overrides?
+            nonisolated var phase = Phase.settingUp
+            /// A root's `.cached` values, built or being built.
+            nonisolated var cache = [ObjectIdentifier: CacheEntry]()
+            /// A fresh scope's root: the fresh scope's lookup, which its builds read through while it lives.
+            nonisolated weak var own: Lookup?
+            /// The global store's root: the threads that have a view of it, which its writes and resets update.
+            nonisolated var threads = [ObjectIdentifier: ThreadState]()
+
+            nonisolated init() {}
+        }
+
+        enum Phase {
+            case settingUp, running, ended
+        }
+
+        @exclusivity(unchecked) nonisolated(unsafe) var state = State()
+        /// A root's policy for keys nothing overrides, in a test (or in a process that runs tests).
+        nonisolated let testPolicy: TestPolicy?
+        /// A root's world, the outermost fresh scope's root it was opened in, or `nil` where that is itself.
+        nonisolated let world: Scope?
+
+        /// The scope's lock: a shared one that its address picks, so that a scope, which a server makes for every
+        /// request, costs no lock of its own. Scopes' locks are never held two at once, so sharing one costs at most a
+        /// wait, never a deadlock. Assigned only in `init`.
+        private(set) nonisolated(unsafe) var lock: PlainLock
+
+        /// A level, or with a policy or a world, a root.
+        nonisolated init(testPolicy: TestPolicy? = nil, world: Scope? = nil) {
+            self.testPolicy = testPolicy
+            self.world = world
+            lock = PlainLock.stripes
+            lock = .stripe(for: self)
+        }
+
+        /// Runs `body` with the state, holding the lock.
+        @inline(__always)
+        nonisolated func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(&state)
+        }
+
+        /// The box of a key's override in this scope, looked up holding the lock.
+        ///
+        /// It returns the box rather than the value because an optional of a generic value type would cost every read a
+        /// lookup of that optional's type metadata.
+        @inline(__always)
+        nonisolated func box(for id: ObjectIdentifier) -> AnyBox? {
+            lock.lock()
+            defer { lock.unlock() }
+            return state.overrides[id]
+        }
+
+        /// The one rule for leaving a level out of a lookup being made: it has finished running and kept nothing, so
+        /// it can add nothing to a read.
+        nonisolated var addsNothing: Bool {
+            withState { state in
+                guard case .ended = state.phase else { return false }
+                return state.overrides.isEmpty
+            }
+        }
+
+        /// Overrides a key, and returns what the write replaced, to be released after unlocking.
+        nonisolated func write(_ box: AnyBox, for id: ObjectIdentifier) -> [AnyBox] {
+            withState { state in
+                if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
+                return state.overrides.updateValue(box, forKey: id).map { [$0] } ?? []
+            }
+        }
+
+        /// Drops the overrides (while the scope runs, those the reads see), a root's cache, and the global store's
+        /// threads' views of it, and returns what they held, to be released after unlocking.
+        ///
+        /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
+        /// store it, so the next read after a reset builds again.
+        nonisolated func takeAll() -> [AnyBox] {
+            withState { state in
+                if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
+                var taken = state.overrides.boxes + state.threads.values.flatMap { $0.removeViewEntries() }
+                state.overrides = Overrides()
+                for case .ready(let box) in state.cache.values { taken.append(box) }
+                state.cache = [:]
+                // Threads waiting for a build that the reset dropped build it again.
+                lock.broadcast()
+                return taken
+            }
+        }
+
+        /// Opens a scope on the lookup new things are made with now; fresh, with a root of its own.
+        @usableFromInline
+        static nonisolated func opened(fresh: Bool) -> Opened {
+            let around = Store.lookupToKeep()
+            guard fresh else { return Opened(Lookup(Scope(), on: around), around: around) }
             // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
             // it reads test values as the global store does.
-            return Scope(parent: nil, testPolicy: enclosing?.root.testPolicy ?? Store.processPolicy)
+            return openedFresh(around?.root?.testPolicy ?? Store.processPolicy, world: around?.world)
         }
 
-        /// A test's scope: a fresh root with `policy`, or, inside another test's scope, a scope nested in it.
-        static nonisolated func makeTestScope(_ policy: TestPolicy, in enclosing: Scope?) -> Scope {
-            if let enclosing, let outer = enclosing.root.testPolicy, !outer.isProcessPolicy {
-                return makeNested(fresh: false, in: enclosing)
-            }
-            return Scope(parent: nil, testPolicy: policy)
+        /// Opens a fresh scope: a level of its own on a root of its own, in `world`, or in a world of its own.
+        static nonisolated func openedFresh(_ testPolicy: TestPolicy?, world: Scope?) -> Opened {
+            let root = Scope(testPolicy: testPolicy, world: world)
+            let lookup = Lookup(level: Scope(), rest: nil, root: root)
+            root.withState { $0.own = lookup }
+            return Opened(lookup, around: Lookup(level: nil, rest: nil, root: root))
         }
 
-        /// A scope nested in `base`, a captured scope, opened where `reader` is the innermost active scope.
-        ///
-        /// Reads in it see the reader's overrides first, as reads through an object made in `base` would. With no
-        /// `base`, or a `base` in another fresh scope's world than the reader's, it is nested in the reader.
-        ///
-        /// `transparent` marks a scope opened by `CapturedScope.run`. A base that is such a scope, opened in the same
-        /// reader, whose run has written nothing, adds nothing that the new scope would not add again, so the new one
-        /// is based on the base's own parent: a callback that captures in each run, inside another scope, then holds
-        /// one scope however many hops it makes.
-        static nonisolated func makeNested(basedOn base: Scope?, in reader: Scope?, transparent: Bool = false) -> Scope
-        {
-            var base = base
-            while let current = base, current.transparent, let overlay = current.overlay, overlay.reader === reader,
-                current.hasNoOverrides
-            {
-                base = current.parent
-            }
-            guard let base else { return makeNested(fresh: false, in: reader, transparent: transparent) }
-            guard let reader else { return Scope(parent: base, transparent: transparent) }
-            // When `base` is the reader's scope or one around it, the reader's own lookup already ends in it.
-            guard let shared = Store.innermostShared(reader, base), shared !== base else {
-                return makeNested(fresh: false, in: reader, transparent: transparent)
-            }
-            return Scope(parent: base, overlay: Overlay(reader: reader, shared: shared), transparent: transparent)
+        /// Opens a scope on a captured lookup, seen from where it is opened.
+        static nonisolated func opened(on captured: Lookup?) -> Opened {
+            let around = Store.lookupToKeep()
+            return Opened(Lookup(Scope(), on: Lookup.made(around, captured)), around: around)
         }
 
-        /// A scope that reads as a property remembering `remembered` reads inside `reader`, for a property made there.
-        ///
-        /// Usually one of the two; a new scope only when the two each contribute overrides.
-        static nonisolated func combining(_ reader: Scope, _ remembered: Scope) -> Scope {
-            guard let shared = Store.innermostShared(reader, remembered), shared !== remembered else {
-                return reader
-            }
-            if shared === reader { return remembered }
-            return Scope(parent: remembered, overlay: Overlay(reader: reader, shared: shared))
-        }
-
-        /// The scope this one is nested in, at any depth, that has no parent: the global store or a fresh scope.
-        ///
-        /// Parents never change, so the walk needs no lock.
-        nonisolated var root: Scope {
-            var scope = self
-            while let parent = scope.parent { scope = parent }
-            return scope
-        }
-
-        /// Runs the update closure and then the operation of a new scope, with its run bound, and ends it.
-        ///
-        /// Properties made in the update closure remember `enclosing`, the scope around this one, so that what the
-        /// update closure sets, which the scope keeps, never remembers the scope.
-        nonisolated func run<R>(
-            madeIn enclosing: Scope?,
-            _ update: (inout InjectedValues) throws -> Void,
-            _ operation: () throws -> R
-        ) rethrows -> R {
-            let run = start()
-            defer { end() }
-            return try Scope.binding.withValue(Binding(run: run)) {
-                try setUp(run, madeIn: enclosing, update)
-                return try ThreadState.current.with(Context(), operation)
-            }
-        }
-
-        /// Runs the update closure and then the asynchronous operation of a new scope, with its run bound, and ends it.
-        ///
-        /// Inlinable, as is `withInjectedValues`, so that a caller in another module specializes `TaskLocal.withValue`
-        /// and inlines it: its unspecialized generic form costs a request's scope six task frames and five executor
-        /// checks more.
-        @inlinable
-        func run<R>(
-            madeIn enclosing: Scope?,
-            _ update: (inout InjectedValues) throws -> Void,
-            isolation: isolated (any Swift.Actor)? = #isolation,
-            _ operation: () async throws -> R
-        ) async rethrows -> R {
-            let run = start()
-            defer { end() }
-            return try await Scope.binding.withValue(Binding(run: run)) {
-                try setUp(run, madeIn: enclosing, update)
-                // Synchronous entry points set a thread's context only for their own length, so an asynchronous
-                // operation runs in none: its suspension points cannot fall inside one.
-                return try await operation()
-            }
-        }
-
-        /// Runs the update closure of `run`, in the context of an update closure, and then begins the operation.
-        @usableFromInline
-        nonisolated func setUp(
-            _ run: Run,
-            madeIn enclosing: Scope?,
-            _ update: (inout InjectedValues) throws -> Void
-        ) rethrows {
-            try ThreadState.current.with(.update(madeIn: enclosing)) {
-                var values = InjectedValues()
-                try update(&values)
-            }
-            begin(run)
-        }
-
-        /// Starts the operation: what the update closure set is what the scope keeps.
-        private nonisolated func begin(_ run: Run) {
-            lock.withLock { settled = run.overrides }
-        }
-
-        /// Makes a new run the scope's live run, before its update closure, so that a `.cached` value built while the
-        /// closure runs sees what it has set so far.
-        @usableFromInline
-        nonisolated func start() -> Run {
-            let run = Run(scope: self)
-            lock.withLock { live = run }
-            return run
-        }
-
-        /// Ends the operation: from now on, objects made in the scope see what its update closure set.
-        ///
-        /// The run's writes stay with the run, which the tasks still bound to it keep, and which is released with the
-        /// last of them.
-        @usableFromInline
-        nonisolated func end() {
-            let ended: Run? = lock.withLock {
-                defer { live = nil }
-                return live
-            }
-            // Released here, outside the lock, because a value's deinit is user code.
-            withExtendedLifetime(ended) {}
-        }
-
-        /// The box of a key's override in this scope: in `run`, or else in the scope's live run or what it settled.
-        ///
-        /// Called holding `lock`. It returns the box rather than the value because an optional of a generic value type
-        /// would cost every read a lookup of that optional's type metadata.
-        @inline(__always)
-        nonisolated func overrideBox(for id: ObjectIdentifier, in run: Run?) -> AnyBox? {
-            if let run = run ?? live { return run.overrides[id] }
-            return settled[id]
-        }
-
-        /// Whether a capture may skip the scope, because it adds nothing to a lookup through it: no overrides, no
-        /// overlay, not a root, and either opened by `CapturedScope.run` or done with its operation, so that writes
-        /// its operation makes after the capture are not missed.
-        nonisolated func addsNothing(in run: Run?) -> Bool {
-            guard parent != nil, overlay == nil else { return false }
-            return lock.withLock {
-                if let run = run ?? live { return transparent && run.overrides.isEmpty }
-                return settled.isEmpty
-            }
-        }
-
-        /// Whether the scope has no overrides of its own right now, in its live run or settled.
-        nonisolated var hasNoOverrides: Bool {
-            lock.withLock { (live?.overrides ?? settled).isEmpty }
-        }
-
-        /// Removes a key's entry from every thread's view after a global write, and returns what was removed.
-        ///
-        /// `overridden` says whether the write made an override, after which reading an `.uncached` key must look for
-        /// one. Called holding `lock`, of the global store.
-        nonisolated func forgetInViews(_ id: ObjectIdentifier, overridden: Bool) -> [AnyBox] {
-            threads.values.compactMap { $0.removeViewEntry(for: id, overridden: overridden) }
-        }
-
-        /// Drops a root's cached value of a key, built or being built, and every view's copy of it, and returns what
-        /// was removed.
-        ///
-        /// Called holding `lock`. A build in progress is dropped as by a reset: its builder does not store what it
-        /// builds.
-        nonisolated func forgetCached(_ id: ObjectIdentifier) -> [AnyBox] {
-            var dropped = self === Store.global ? forgetInViews(id, overridden: false) : []
-            if case .ready(let box)? = cache.removeValue(forKey: id) { dropped.append(box) }
-            lock.broadcast()
-            return dropped
-        }
-
-        /// Empties every thread's view after a global reset, and returns what was removed.
-        ///
-        /// Called holding `lock`, of the global store.
-        nonisolated func forgetAllInViews() -> [AnyBox] {
-            threads.values.flatMap { $0.removeViewEntries() }
-        }
-
-        /// Removes the overrides of `run`, or else of the scope, and a root's cached values, and returns them, to be
-        /// released once the lock is given up.
-        ///
-        /// Called holding `lock`. Builds in progress are dropped too: their builders still return what they build to
-        /// their callers, but do not store it, so the next read after a reset builds again.
-        nonisolated func takeAll(in run: Run?) -> [AnyBox] {
-            var taken: [AnyBox]
-            if let run = run ?? live {
-                taken = run.overrides.boxes
-                run.overrides = Overrides()
-            } else {
-                taken = settled.boxes
-                settled = Overrides()
-            }
-            for case .ready(let box) in cache.values { taken.append(box) }
-            cache = [:]
-            return taken
+        /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
+        static nonisolated func opened(forTest policy: TestPolicy) -> Opened {
+            if let outer = Store.lookupToKeep()?.root?.testPolicy, !outer.isProcessPolicy { return opened(fresh: false) }
+            return openedFresh(policy, world: nil)
         }
     }
-
-    /// Any `Box`: the type in which the store keeps values of every type side by side.
     @usableFromInline
     typealias AnyBox = any AnyObject & Sendable
 
@@ -1599,8 +1578,9 @@ extension InjectedValues {
     /// The global store and the operations on every scope.
     @usableFromInline
     enum Store {
-        /// Overrides made while no scope is active, and the process-wide cache of `.cached` values.
-        static nonisolated let global = Scope.makeGlobal()
+        /// The global store's root: overrides made while no scope is active, and the process-wide cache of `.cached`
+        /// values.
+        static nonisolated let global = Scope()
 
         /// The lock of the wait graph.
         ///
@@ -1627,19 +1607,19 @@ extension InjectedValues {
         /// get test values, and are reported while strict tests run.
         static nonisolated func beginTestProcess() {
             guard processPolicyLock.withLock({ $0 == nil }) else { return }
-            let dropped: [AnyBox] = global.lock.withLock {
+            let dropped: [AnyBox] = global.withState { state in
                 let policy = TestPolicy(strict: true, report: nil)
                 guard
-                    processPolicyLock.withLock({ state in
-                        guard state == nil else { return false }
-                        state = policy
+                    processPolicyLock.withLock({ current in
+                        guard current == nil else { return false }
+                        current = policy
                         return true
                     })
                 else { return [] }
                 // Views answer reads of `.uncached` keys without asking the global store, which now has to decide.
-                return global.forgetAllInViews()
+                return state.threads.values.flatMap { $0.removeViewEntries() }
             }
-            _ = dropped
+            withExtendedLifetime(dropped) {}
         }
 
         /// Runs `body` as a test with `policy`, counting it among the strict tests running if it is strict.
@@ -1664,239 +1644,124 @@ extension InjectedValues {
             return try await body()
         }
 
-        /// What an operation on the current thread is for, which decides the scopes it uses.
+        // MARK: Where an operation looks
+
+        /// What an operation on the current thread is for, which decides the lookup it uses.
         enum Purpose {
-            case read, write, newProperty
+            case read, make, write
         }
 
-        /// Where an operation looks or writes.
-        enum Resolution {
-            /// The global store.
-            case global
-            /// A run's overrides, then its scope's parent, and so on.
-            case run(Scope.Run)
-            /// A scope's overrides (its live run's, or what it settled), then its parent, and so on.
-            case scope(Scope)
-            /// A run's scopes down to the one they share with `remembered`, then `remembered`'s lookup.
-            case lent(reader: Scope.Run, remembered: Scope)
-        }
-
-        /// The one place that decides which scopes an operation on this thread uses, from the task-local binding and
-        /// the thread's context.
+        /// The one place that decides where an operation on this thread reads, makes things and writes, from the
+        /// task-local binding and the thread's context.
         ///
-        /// - A read looks in the active run's scopes; a property being read lends its scope, which comes after the
-        ///   run's own scopes, or alone outside any scope.
-        /// - A write goes to the active run; outside any scope, a property's setter writes to its own scope, and
-        ///   anything else to the global store.
-        /// - A new property, or a capture, remembers what the context fixes (in an update closure, the scope around; in
-        ///   a `.cached` default, none), and otherwise where a read would look.
+        /// - Reads look through the context's `base`, or else the binding's lookup (`bound`), and then through the
+        ///   lookup a property lends them, after the levels of the first it does not have (`Lookup.ordered`).
+        /// - New properties, captures and scopes are made with the context's `made` (in an update closure, the scope
+        ///   around; in a `.cached` default or an article-style initializer, none), or else where reads look, and with
+        ///   the lent lookup made into one with it (`Lookup.made`).
+        /// - Writes go to the first level of the context's `writes`, or else of the binding's lookup; outside any scope, a
+        ///   property's own setter writes to the property's lookup. A `nil` lookup is the global store.
         @inline(__always)
-        static nonisolated func resolve(_ purpose: Purpose, in context: Context) -> Resolution {
-            // Pattern matching rather than `==`, whose synthesized conformance a module isolated to the main actor by
-            // default would isolate.
-            let isWrite: Bool
+        static nonisolated func lookup(
+            for purpose: Purpose,
+            in context: Context,
+            bound: @autoclosure () -> Lookup?
+        ) -> Lookup? {
             switch purpose {
-            case .read: isWrite = false
-            case .write: isWrite = true
-            case .newProperty:
-                isWrite = false
-                if context.fixesOrigin {
-                    guard let origin = context.origin else { return .global }
-                    return .scope(origin)
-                }
-            }
-            if let run = Scope.binding.get().run {
-                guard !isWrite, let lent = context.lent, lent !== run.scope else { return .run(run) }
-                return .lent(reader: run, remembered: lent)
-            }
-            if let lent = context.lent, !isWrite || context.lendsWrites { return .scope(lent) }
-            return .global
-        }
-
-        /// The scope that an `@Injected` property made now remembers.
-        static nonisolated func scopeForNewProperty() -> Scope? {
-            switch resolve(.newProperty, in: ThreadState.currentContext) {
-            case .global: nil
-            case .run(let run): run.scope
-            case .scope(let scope): scope
-            case .lent(let reader, let remembered): Scope.combining(reader.scope, remembered)
+            case .read: return context.setsBase ? context.base : bound()
+            case .make: return context.setsMade ? context.made : lookup(for: .read, in: context, bound: bound())
+            case .write:
+                let writes = context.setsBase ? context.base : bound()
+                return writes == nil && context.lendsWrites ? context.lent : writes
             }
         }
 
-        /// The scope that `InjectedValues.capture()` captures now: what a new property would remember, less the scopes
-        /// that add nothing to it, so that capturing again in each run of a capture never makes a chain.
-        static nonisolated func scopeForCapture() -> Scope? {
-            var run: Scope.Run?
-            var scope: Scope?
-            switch resolve(.newProperty, in: ThreadState.currentContext) {
-            case .global: return nil
-            case .run(let active):
-                run = active
-                scope = active.scope
-            case .scope(let remembered): scope = remembered
-            case .lent(let reader, let remembered): scope = Scope.combining(reader.scope, remembered)
-            }
-            while let current = scope, current.addsNothing(in: current === run?.scope ? run : nil) {
-                scope = current.parent
-            }
-            return scope === global ? nil : scope
+        /// The lookup that a property, a capture or a scope made now keeps.
+        static nonisolated func lookupToKeep() -> Lookup? {
+            let context = ThreadState.currentContext
+            let run = Scope.binding.get().run
+            // In line, the common case: a property made in the running scope, which holds the binding's lookup.
+            if context.isEmpty, let run, run.lookup.rest?.keepsEveryLevel(running: nil) ?? true { return run.lookup }
+            return Lookup.made(lookup(for: .make, in: context, bound: run?.lookup), context.lent, running: run?.scope)
         }
 
-        /// Reads a key: from the scopes `resolve(_:in:)` gives, and else its default.
+        // MARK: Reads
+
+        /// Reads a key where `lookup(for:in:bound:)` says.
         ///
         /// Only where the read evaluates the default does it ask whether the key is an `InjectionKey`, whose
         /// `currentValue` the store reads holding the thread's variable lock.
         static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
-            // The thread's state is looked up once, and retained only where the read reaches the global store.
+            // The thread's state is looked up once, and retained only where the read reaches the global store. Of its
+            // context, the common reads need only the flags and the lent lookup's identity; the others read it whole.
             let state = ThreadState.existing
-            let context = ThreadState.context(of: state)
-            if context.readHalfOfWrite { return readHalfOfWrite(key, in: context) }
-            return value(for: key, in: context, state: state)
+            let (inLine, lent) = ThreadState.readsInLine(state)
+            guard inLine else { return value(for: key, bound: nil) }
+            guard let run = Scope.binding.get().run else {
+                guard lent != nil, let state else {
+                    return globalValue(for: key, on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue())
+                }
+                // A property made in a scope, read outside any: its lookup alone, and its first level in line.
+                if let box = state.takeUnretainedValue().lent?.firstBox(for: ObjectIdentifier(key)) {
+                    return unbox(box, as: K.Value.self)
+                }
+                return value(for: key, bound: nil)
+            }
+            // A property made in the running scope lends the binding's own lookup, which is no lookup of its own.
+            if lent != nil, lent != run.id { return value(for: key, bound: run.lookup) }
+            // The common scoped read, an override in the running scope, in line. The box is immutable and retained, so
+            // its value is copied out after unlocking.
+            if let box = run.box(for: ObjectIdentifier(key)) { return unbox(box, as: K.Value.self) }
+            return value(for: key, in: run.lookup.rest, lent: nil, root: run.lookup.root, on: ThreadState.current)
         }
 
-        /// The first read through the store of a write through a key path.
-        ///
-        /// It is the accessor's read, which Swift makes before writing. Reads that the accessor's setter makes
-        /// afterwards are reads of their own.
+        /// Reads a key in a context that lends a lookup, sets one, or is the read half of a write through a key path;
+        /// `bound` is the binding's lookup, when the caller has it.
         @inline(never)
-        private static nonisolated func readHalfOfWrite<K: ReadOnlyInjectionKey>(
-            _ key: K.Type,
-            in context: Context
-        ) -> K.Value {
+        private static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, bound: Lookup?) -> K.Value {
             let thread = ThreadState.current
-            defer { thread.endReadHalfOfWrite() }
-            return value(for: key, in: context, state: ThreadState.existing)
-        }
-
-        /// Reads a key in `context`, on the thread whose state is `state`.
-        @inline(__always)
-        private static nonisolated func value<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            in context: Context,
-            state: Unmanaged<ThreadState>?
-        ) -> K.Value {
-            switch resolve(.read, in: context) {
-            case .global:
-                return globalValue(
-                    for: key,
-                    on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue()
-                )
-            case .run(let run):
-                // The common scoped read, an override in the active run, in line. The box is immutable and retained,
-                // so its value is copied out after unlocking.
-                if let box = run.overrideBox(for: ObjectIdentifier(key)) { return unbox(box, as: K.Value.self) }
-                return value(for: key, from: run.scope, in: run, on: ThreadState.current)
-            case .scope(let scope):
-                // A read through a property made in a scope, outside any scope: its own overrides, in line.
-                scope.lock.lock()
-                if let box = scope.overrideBox(for: ObjectIdentifier(key), in: nil) {
-                    let value = unbox(box, as: K.Value.self)
-                    scope.lock.unlock()
-                    return value
-                }
-                scope.lock.unlock()
-                return value(for: key, from: scope, in: nil, on: ThreadState.current)
-            case .lent(let reader, let remembered):
-                return value(
-                    for: key,
-                    readIn: reader,
-                    remembered: remembered,
-                    on: ThreadState.current
-                )
+            let context = thread.context
+            guard context.readHalf else {
+                let (first, second) = Lookup.ordered(lookup(for: .read, in: context, bound: bound), context.lent)
+                return value(for: key, in: first, lent: second, root: (second ?? first)?.root, on: thread)
             }
+            // The first read through the store of a write through a key path is the accessor's read, which Swift makes
+            // before writing: it and all it evaluates are quiet. Reads that the setter makes afterwards are its own.
+            var quiet = context
+            (quiet.readHalf, quiet.quiet) = (false, true)
+            defer { thread.endReadHalf() }
+            return thread.with(quiet) { value(for: key) }
         }
 
-        /// Reads a key from a scope, `run`'s overrides standing for the scope's own, and then from the scopes around
-        /// it, up to the root.
+        /// Reads a key through `first`'s levels, until one of them is in `second`, then through `second`'s, and last
+        /// from `root`.
         ///
-        /// It walks outwards in a loop, so that no depth of nesting costs stack, and retains no scope on the way.
+        /// It walks in a loop, so that no length of lookup costs stack, and retains no scope on the way.
         private static nonisolated func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
-            from first: Scope,
-            in run: Scope.Run?,
+            in first: Lookup?,
+            lent second: Lookup?,
+            root: Scope?,
             on thread: ThreadState
         ) -> K.Value {
             let id = ObjectIdentifier(key)
-            var scope = first
-            var run = run
+            var node = first
+            var next = second
             while true {
-                if scope === global { return globalValue(for: key, on: thread) }
-                scope.lock.lock()
-                if let box = scope.overrideBox(for: id, in: run) {
-                    let value = unbox(box, as: K.Value.self)
-                    scope.lock.unlock()
-                    return value
-                }
-                scope.lock.unlock()
-                run = nil
-                if let overlay = scope.overlay {
-                    // A scope based on a captured one reads the scopes active where it was opened first.
-                    var next: Scope? = overlay.reader
-                    while let level = next, level !== overlay.shared {
-                        level.lock.lock()
-                        if let box = level.overrideBox(for: id, in: nil) {
-                            let value = unbox(box, as: K.Value.self)
-                            level.lock.unlock()
-                            return value
-                        }
-                        level.lock.unlock()
-                        next = level.parent
+                if let current = node, let level = current.level {
+                    if let lent = next, lent.contains(level) {
+                        (node, next) = (lent, nil)
+                        continue
                     }
+                    if let box = level.box(for: id) { return unbox(box, as: K.Value.self) }
+                    node = current.rest
+                } else if let lent = next {
+                    (node, next) = (lent, nil)
+                } else {
+                    guard let root else { return globalValue(for: key, on: thread) }
+                    return rootValue(for: key, in: root, on: thread)
                 }
-                guard let parent = scope.parent else {
-                    return rootValue(for: key, in: scope, on: thread)
-                }
-                scope = parent
             }
-        }
-
-        /// Reads a key for an `@Injected` property that remembers a scope and is read inside another one.
-        ///
-        /// The reader's scopes come first, innermost first, up to the first of them that the remembered scope is nested
-        /// in (or is); then the remembered scope's own lookup, which goes on through that shared scope. When the two
-        /// share no scope, not even the global store, the remembered scope lies in another fresh scope's world, and the
-        /// reader's own lookup is all there is. Kept out of line, so that the common path stays small.
-        @inline(never)
-        private static nonisolated func value<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            readIn reader: Scope.Run,
-            remembered: Scope,
-            on thread: ThreadState
-        ) -> K.Value {
-            guard let shared = innermostShared(reader.scope, remembered), shared !== remembered else {
-                return value(for: key, from: reader.scope, in: reader, on: thread)
-            }
-            let id = ObjectIdentifier(key)
-            var next: Scope? = reader.scope
-            var run: Scope.Run? = reader
-            while let scope = next, scope !== shared {
-                scope.lock.lock()
-                if let box = scope.overrideBox(for: id, in: run) {
-                    let value = unbox(box, as: K.Value.self)
-                    scope.lock.unlock()
-                    return value
-                }
-                scope.lock.unlock()
-                run = nil
-                next = scope.parent
-            }
-            return value(for: key, from: remembered, in: nil, on: thread)
-        }
-
-        /// The innermost of `reader` and the scopes around it that `remembered` is, or is nested in.
-        ///
-        /// It is `nil` when the two end in different roots. Parents never change, so the walk needs no lock.
-        static nonisolated func innermostShared(_ reader: Scope, _ remembered: Scope) -> Scope? {
-            var next: Scope? = reader
-            while let scope = next {
-                var candidate: Scope? = remembered
-                while let around = candidate {
-                    if around === scope { return scope }
-                    candidate = around.parent
-                }
-                next = scope.parent
-            }
-            return nil
         }
 
         /// Reads a key from the global store, through the thread's view of it.
@@ -1914,8 +1779,8 @@ extension InjectedValues {
         /// Reads a key from a root: its override, or else its default per its lifetime.
         ///
         /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
-        /// records what it found in the thread's view. The read half of a write through a key path caches nothing: it
-        /// returns a value some thread built, or else evaluates the default for itself.
+        /// records what it found in the thread's view. A quiet read in a test (the read half of a write through a key
+        /// path) stores nothing it builds, so that the test's own reads of the key build and report it.
         private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in root: Scope,
@@ -1923,13 +1788,12 @@ extension InjectedValues {
         ) -> K.Value {
             let id = ObjectIdentifier(key)
             let isGlobal = root === global
-            // The read half of a write through a key path reports nothing, also from the default a build evaluates.
-            let quiet = thread.context.readHalfOfWrite
+            let keepsNothing = thread.context.quiet && (root.testPolicy ?? (isGlobal ? processPolicy : nil)) != nil
             // Read before locking: `lifetime` is the key's own code, which may read other dependencies.
             let lifetime = K.lifetime
             root.lock.lock()
             while true {
-                if let box = root.overrideBox(for: id, in: nil) {
+                if let box = root.state.overrides[id] {
                     let value = unbox(box, as: K.Value.self)
                     if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
                     root.lock.unlock()
@@ -1939,9 +1803,9 @@ extension InjectedValues {
                     // In a process that runs tests, a read outside them may get a test value or be reported.
                     if isGlobal, Store.processPolicy == nil { thread.addViewEntry(.evaluate, for: id) }
                     root.lock.unlock()
-                    return defaultValue(for: key, in: root, quiet: quiet, on: thread)
+                    return defaultValue(for: key, in: root, on: thread)
                 }
-                switch root.cache[id] {
+                switch root.state.cache[id] {
                 case .ready(let box)?:
                     let value = unbox(box, as: K.Value.self)
                     if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
@@ -1958,72 +1822,51 @@ extension InjectedValues {
                     waits.unlock()
                     root.lock.wait()
                     waits.withLock { thread.endWaiting() }
-                case nil where quiet:
-                    let context = root.live
+                case nil where keepsNothing:
                     root.lock.unlock()
-                    return build(key, in: root, context: context, quiet: true, on: thread)
+                    return build(key, in: root, on: thread)
                 case nil:
                     let ticket = BuildTicket(key: key, builder: thread)
-                    root.cache[id] = .building(ticket)
-                    let context = root.live
+                    root.state.cache[id] = .building(ticket)
                     root.lock.unlock()
-                    let value = build(key, in: root, context: context, quiet: false, on: thread)
+                    let value = build(key, in: root, on: thread)
                     root.lock.lock()
                     waits.withLock { ticket.finish() }
                     root.lock.broadcast()
-                    guard case .building(let current)? = root.cache[id], current === ticket else {
+                    guard case .building(let current)? = root.state.cache[id], current === ticket else {
                         // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
                         // cache stays as the reset left it.
                         root.lock.unlock()
                         return value
                     }
-                    root.cache[id] = .ready(Box(value))
+                    root.state.cache[id] = .ready(Box(value))
                 // The next turn finds the value ready (or an override written meanwhile) and returns it.
                 }
             }
         }
 
-        /// Evaluates a `.cached` key's default in the context of the root that caches it, so that an override made in a
-        /// nested scope is not baked into an instance every scope shares.
+        /// Evaluates a `.cached` key's default for the root that keeps it, outside every scope.
         ///
-        /// The default runs in a context of its own: the root's run (`live`, or the root's settled overrides once its
-        /// operation has returned) is bound, no property lends a scope, and properties it makes, like captures,
-        /// remember no scope, because the value is shared by every scope of the root, and a value in a root's cache
-        /// that remembered the root would keep it alive.
+        /// It reads and writes in the root's own lookup (a fresh scope's own level, while the scope lives, and its
+        /// root), so that an override made by a nested scope is not baked into an instance every scope shares. What it
+        /// makes and captures remembers no scope, and tasks it starts are bound to none: the value is shared by every
+        /// scope of the root and outlives them, and a value in a root's cache that remembered the root, or a task that
+        /// kept it, would keep it alive.
         private static nonisolated func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Scope,
-            context live: Scope.Run?,
-            quiet: Bool,
             on thread: ThreadState
         ) -> K.Value {
-            thread.with(.build) {
-                guard root !== global else {
-                    if Scope.binding.get().run == nil {
-                        return defaultValue(for: key, in: root, quiet: quiet, on: thread)
-                    }
-                    return Scope.binding.withValue(.init(run: nil)) {
-                        defaultValue(for: key, in: root, quiet: quiet, on: thread)
-                    }
-                }
-                let run = live ?? Scope.Run(scope: root, overrides: root.lock.withLock { root.settled })
-                if Scope.binding.get().run === run {
-                    return defaultValue(for: key, in: root, quiet: quiet, on: thread)
-                }
-                return Scope.binding.withValue(.init(run: run)) {
-                    defaultValue(for: key, in: root, quiet: quiet, on: thread)
-                }
-            }
+            let own = root === global ? nil : root.withState { $0.own } ?? Lookup(level: nil, rest: nil, root: root)
+            return thread.outsideEveryScope(in: own) { defaultValue(for: key, in: root, on: thread) }
         }
 
         /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
         ///
-        /// A strict test reports, once per key, a key that has none, unless the read is `quiet`: the read half of a
-        /// write.
+        /// A strict test reports, once per key, a key that has none, unless the read is quiet.
         private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in root: Scope,
-            quiet: Bool,
             on thread: ThreadState
         ) -> K.Value {
             // An article-style key's variable is the global value itself, which writes assign, so the process's test
@@ -2034,11 +1877,13 @@ extension InjectedValues {
                 // The opened key is `K` itself, so its test value is a `K.Value`.
                 return thread.evaluateTestValue(of: testKey) as! K.Value
             }
-            if !quiet { policy.reportMissingTestValue(of: key) }
+            if !thread.context.quiet { policy.reportMissingTestValue(of: key) }
             return thread.evaluate(key)
         }
 
-        /// Overrides a key where `resolve(_:in:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
+        // MARK: Writes
+
+        /// Overrides a key where `lookup(for:in:bound:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
         /// is assigned instead.
         ///
         /// `box` is a `Box` of `value`, made by the caller.
@@ -2046,32 +1891,16 @@ extension InjectedValues {
         static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
             let id = ObjectIdentifier(key)
             let replaced: [AnyBox]
-            switch resolve(.write, in: ThreadState.currentContext) {
-            case .global:
-                if let settable = key as? any InjectionKey.Type {
-                    return assign(value, to: settable)
-                }
-                replaced = global.lock.withLock {
-                    var replaced = global.forgetInViews(id, overridden: true)
-                    if let previous = global.settled.updateValue(box, forKey: id) { replaced.append(previous) }
+            let context = ThreadState.currentContext
+            if let level = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup)?.level {
+                replaced = level.write(box, for: id)
+            } else if let settable = key as? any InjectionKey.Type {
+                return assign(value, to: settable)
+            } else {
+                replaced = global.withState { state in
+                    var replaced = state.threads.values.compactMap { $0.removeViewEntry(for: id, overridden: true) }
+                    if let previous = state.overrides.updateValue(box, forKey: id) { replaced.append(previous) }
                     return replaced
-                }
-            case .run(let run):
-                replaced = run.scope.lock.withLock { run.overrides.updateValue(box, forKey: id).map { [$0] } ?? [] }
-            case .scope(let scope):
-                replaced = scope.lock.withLock {
-                    let previous =
-                        if let live = scope.live {
-                            live.overrides.updateValue(box, forKey: id)
-                        } else {
-                            scope.settled.updateValue(box, forKey: id)
-                        }
-                    return previous.map { [$0] } ?? []
-                }
-            case .lent(let reader, _):
-                // `resolve(.write, in:)` never lends a scope when a run is active.
-                replaced = reader.scope.lock.withLock {
-                    reader.overrides.updateValue(box, forKey: id).map { [$0] } ?? []
                 }
             }
             // Released here, outside the lock, because a value's deinit is user code.
@@ -2094,43 +1923,37 @@ extension InjectedValues {
             }
             if K.lifetime == .cached {
                 // The cached value was built from the default this write replaced.
-                let dropped: [AnyBox] = global.lock.withLock { global.forgetCached(id) }
+                let dropped: [AnyBox] = global.withState { state in
+                    var dropped = state.threads.values.compactMap { $0.removeViewEntry(for: id, overridden: false) }
+                    if case .ready(let box)? = state.cache.removeValue(forKey: id) { dropped.append(box) }
+                    global.lock.broadcast()
+                    return dropped
+                }
                 withExtendedLifetime(dropped) {}
             }
             // Released here, outside the locks, because a value's deinit is user code.
             withExtendedLifetime(replaced) {}
         }
 
-        /// Drops every override (and a root's cache) where writes go.
+        /// Drops every override where writes go, and the cache of the root whose own level that is.
         static nonisolated func reset() {
             let dropped: [AnyBox]
-            switch resolve(.write, in: ThreadState.currentContext) {
-            case .global:
+            let context = ThreadState.currentContext
+            if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
+                let level = writes.level
+            {
+                let root = writes.root.flatMap { root in root.withState { $0.own?.level } === level ? root : nil }
+                dropped = level.takeAll() + (root?.takeAll() ?? [])
+            } else {
                 // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
                 let restored = variables.restoreAll(on: ThreadState.current)
                 withExtendedLifetime(restored) {}
-                dropped = global.lock.withLock {
-                    let dropped = global.takeAll(in: nil) + global.forgetAllInViews()
-                    // Threads waiting for a build that the reset dropped build it again.
-                    global.lock.broadcast()
-                    return dropped
-                }
-            case .run(let run), .lent(let run, _):
-                dropped = run.scope.lock.withLock {
-                    defer { if run.scope.parent == nil { run.scope.lock.broadcast() } }
-                    return run.scope.takeAll(in: run)
-                }
-            case .scope(let scope):
-                dropped = scope.lock.withLock {
-                    defer { if scope.parent == nil { scope.lock.broadcast() } }
-                    return scope.takeAll(in: nil)
-                }
+                dropped = global.takeAll()
             }
             // Released here, outside the lock, because a value's deinit is user code.
             withExtendedLifetime(dropped) {}
         }
     }
-
     // MARK: - Threads and cycle tracking
 
     /// What a thread's view of the global store holds for a key.
@@ -2147,54 +1970,79 @@ extension InjectedValues {
     /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
     /// a context of its own (see `ThreadState.evaluating(_:_:)` and the static members), so that nothing set for one
     /// operation reaches another.
+    /// The context of the library operation in progress on a thread, beyond the task-local binding.
+    ///
+    /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
+    /// a context of its own, keeping only `quiet` (see `ThreadState.evaluating(_:_:)` and `Scope.Opened`), so that
+    /// nothing set for one operation reaches another.
     struct Context: Sendable {
-        // `unowned(unsafe)`, `lent` and `origin`: whoever sets a context holds its scopes strongly for the whole time
-        // it is set, and restores the previous context before letting go of them. A plain reference would make every
-        // read through a property write to the reference count of a scope that other threads read through too, and
-        // copying the context would cost a read about 60 instructions more.
+        // `unowned(unsafe)`: whoever sets a context holds these lookups strongly for the whole time it is set, and
+        // restores the previous context before letting go of them. Strong references would make every read through a
+        // property write to the reference count of a lookup that other threads read through too.
+        nonisolated unowned(unsafe) var base: Lookup?, made: Lookup?, lent: Lookup?
+        /// `lent`'s identity, which compares without retaining it; set with it, by `lend(_:)`.
+        nonisolated var lentID: ObjectIdentifier?
+        /// The flags below, in one byte, so that a copy of the context costs a read little.
+        private nonisolated var flags: UInt8 = 0
 
-        /// The scope that the `@Injected` property being read or written remembers, lent to the reads its key path
-        /// makes.
-        nonisolated unowned(unsafe) var lent: Scope?
-        /// Whether a write made with no active scope goes to `lent`: set for a property's own setter.
-        nonisolated var lendsWrites = false
-        /// Whether new properties and captures remember `origin` rather than where reads look.
-        nonisolated var fixesOrigin = false
-        /// What new properties remember where `fixesOrigin` is set: the scope around an update closure's, or none.
-        nonisolated unowned(unsafe) var origin: Scope?
-        /// Whether the next read through the store is the read half of a write through a key path: it caches nothing
-        /// and reports nothing.
-        nonisolated var readHalfOfWrite = false
-        /// Whether this is an update closure's context, where scopes opened nest in `origin`, as new properties
-        /// remember it.
-        nonisolated var inUpdateClosure = false
-
-        nonisolated init() {}
-
-        /// The context of an update closure: properties made in it remember `enclosing`.
-        static nonisolated func update(madeIn enclosing: Scope?) -> Context {
-            var context = Context()
-            context.fixesOrigin = true
-            context.origin = enclosing
-            context.inUpdateClosure = true
-            return context
+        /// Whether the context sets `base`, which reads look through and writes go to the first level of, instead of the
+        /// binding's lookup; a `nil` that is set is the global store.
+        nonisolated var setsBase: Bool {
+            get { has(1) }
+            set { set(1, newValue) }
+        }
+        /// Whether the context sets `made`, what new properties, captures and scopes are made with, instead of where
+        /// reads look; a `nil` that is set is no scope.
+        nonisolated var setsMade: Bool {
+            get { has(2) }
+            set { set(2, newValue) }
+        }
+        /// Whether a write that has no scope to go to goes to `lent`'s first level: set for a property's own setter.
+        nonisolated var lendsWrites: Bool {
+            get { has(8) }
+            set { set(8, newValue) }
+        }
+        /// Whether reads report nothing and, in a test, store nothing they build: the read half of a write through a
+        /// key path, and everything it evaluates.
+        nonisolated var quiet: Bool {
+            get { has(16) }
+            set { set(16, newValue) }
+        }
+        /// Whether the next read through the store is the read half of a write through a key path.
+        nonisolated var readHalf: Bool {
+            get { has(32) }
+            set { set(32, newValue) }
         }
 
-        /// The context of a `.cached` default: properties made in it remember no scope.
-        static nonisolated var build: Context {
-            var context = Context()
-            context.fixesOrigin = true
-            return context
+        nonisolated init(quiet: Bool = false) {
+            self.quiet = quiet
+        }
+
+        /// Whether a read needs nothing of the context but the lent lookup, if any.
+        nonisolated var readsInLine: Bool { !setsBase && !readHalf }
+
+        /// Whether the context sets nothing, so that the binding alone decides.
+        nonisolated var isEmpty: Bool { flags == 0 && lentID == nil }
+
+        /// Lends `lookup` to the reads that follow, and with `forWrite`, to the write.
+        nonisolated mutating func lend(_ lookup: Lookup, forWrite: Bool) {
+            (lent, lentID) = (lookup, ObjectIdentifier(lookup))
+            lendsWrites = forWrite
+        }
+
+        /// Ends a lending that followed none.
+        nonisolated mutating func endLending() {
+            (lent, lentID) = (nil, nil)
+            lendsWrites = false
+        }
+
+        private nonisolated func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
+
+        private nonisolated mutating func set(_ flag: UInt8, _ value: Bool) {
+            flags = value ? flags | flag : flags & ~flag
         }
     }
 
-    /// What the library keeps for each thread that uses it: the one record of the thread's side of an operation's
-    /// context, its view of the global store, its variable lock, the keys whose defaults it is evaluating, and the
-    /// build it waits for.
-    ///
-    /// A key's `currentValue` is synchronous, so a chain of defaults reading each other runs on one thread, and a key
-    /// that appears twice in `stack` is a cycle. A cycle that crosses threads shows up as threads waiting for each
-    /// other's `.cached` builds; `waitingFor` records those waits so that the last thread to join the cycle can see it.
     final class ThreadState: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, holding `lock`, the wait
         // record, holding `Store.waits`, and `variableLock` itself; `own` is read and written only by the thread
@@ -2279,8 +2127,20 @@ extension InjectedValues {
 
         // MARK: Context
 
+        /// The lookup a property lends to this thread's reads, read in place.
+        @inline(__always)
+        nonisolated var lent: Lookup? { own.context.lent }
+
         /// The context of the operation in progress on this thread; read by this thread only.
         nonisolated var context: Context { own.context }
+
+        /// Whether a read on the thread whose state is `state` needs nothing of its context but the identity of the lookup
+        /// lent, if any, which comes with the answer; read in place, without retaining the state.
+        @inline(__always)
+        static nonisolated func readsInLine(_ state: Unmanaged<ThreadState>?) -> (Bool, ObjectIdentifier?) {
+            guard let context = state?.takeUnretainedValue().own.context else { return (true, nil) }
+            return (context.readsInLine, context.lentID)
+        }
 
         /// The context of the operation in progress on the current thread, read without retaining its state.
         @inline(__always)
@@ -2303,37 +2163,70 @@ extension InjectedValues {
             return try body()
         }
 
-        /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `scope`, lending it the
-        /// scope.
+        /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `lookup`, lending it
+        /// the lookup.
         @inline(__always)
         static nonisolated func lending<T>(
-            _ scope: Scope,
+            _ lookup: Lookup,
             forWrite: Bool = false,
             _ body: () throws -> T
         ) rethrows -> T {
             // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of
-            // generic metadata. The property that calls this holds `scope` for the whole call. The state is reached
+            // generic metadata. The property that calls this holds `lookup` for the whole call. The state is reached
             // through its unretained reference at each use, which the thread-specific slot keeps alive until the thread
             // exits, so that a read retains nothing for it.
             let state = existing ?? makeCurrent()
-            let outer = state.takeUnretainedValue().own.context
-            state.takeUnretainedValue().own.context.lent = scope
-            state.takeUnretainedValue().own.context.lendsWrites = forWrite
-            defer { state.takeUnretainedValue().own.context = outer }
+            if state.takeUnretainedValue().own.context.lentID != nil {
+                return try lendingAgain(lookup, forWrite, state.takeUnretainedValue().own.context, body)
+            }
+            // Nothing was lent, so nothing needs restoring but what lending sets.
+            state.takeUnretainedValue().own.context.lend(lookup, forWrite: forWrite)
+            defer { state.takeUnretainedValue().own.context.endLending() }
             return try body()
+        }
+
+        /// Lends `lookup` where a read through another property lends one already, as in a default evaluated for that
+        /// read: the reads look through the two lent lookups made into one, the outer one's levels first.
+        @inline(never)
+        private static nonisolated func lendingAgain<T>(
+            _ lookup: Lookup,
+            _ forWrite: Bool,
+            _ outer: Context,
+            _ body: () throws -> T
+        ) rethrows -> T {
+            var context = outer
+            let lent = Lookup.made(outer.lent, lookup) ?? lookup
+            context.lend(lent, forWrite: forWrite)
+            return try withExtendedLifetime(lent) { try current.with(context, body) }
+        }
+
+        /// Runs `body`, which makes a value that a root keeps for longer than any scope, outside every scope.
+        ///
+        /// It reads and writes through `lookup` (the root's own, or `nil` for the global store), what it makes and
+        /// captures remembers no scope, and tasks it starts are bound to none; only `quiet` is kept.
+        nonisolated func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
+            var context = Context(quiet: own.context.quiet)
+            context.base = lookup
+            (context.setsBase, context.setsMade) = (true, true)
+            return withExtendedLifetime(lookup) {
+                with(context) {
+                    guard Scope.binding.get().run != nil else { return body() }
+                    return Scope.binding.withValue(Scope.Binding(run: nil), operation: body)
+                }
+            }
         }
 
         /// Runs `body`, a write through a key path, noting that its first read through the store belongs to the
         /// write.
         nonisolated func writingThroughKeyPath(_ body: () -> Void) {
             var context = own.context
-            context.readHalfOfWrite = true
+            context.readHalf = true
             with(context, body)
         }
 
         /// Ends the read half of a write through a key path, once its read has returned.
-        nonisolated func endReadHalfOfWrite() {
-            own.context.readHalfOfWrite = false
+        nonisolated func endReadHalf() {
+            own.context.readHalf = false
         }
 
         // MARK: View of the global store
@@ -2353,12 +2246,12 @@ extension InjectedValues {
         nonisolated func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
             let global = Store.global
             if !view.registered {
-                global.threads[ObjectIdentifier(self)] = self
+                global.state.threads[ObjectIdentifier(self)] = self
             }
             lock.withLock {
                 if !view.registered {
                     view.registered = true
-                    view.globalOverrides = !global.settled.isEmpty || Store.processPolicy != nil
+                    view.globalOverrides = !global.state.overrides.isEmpty || Store.processPolicy != nil
                 }
                 view.entries[id] = entry
             }
@@ -2396,8 +2289,8 @@ extension InjectedValues {
 
         /// Called when the thread exits.
         nonisolated func unregister() {
-            Store.global.lock.withLock {
-                if view.registered { Store.global.threads[ObjectIdentifier(self)] = nil }
+            Store.global.withState { state in
+                if view.registered { state.threads[ObjectIdentifier(self)] = nil }
             }
             Store.variables.unregister(self)
         }
@@ -2432,7 +2325,7 @@ extension InjectedValues {
             }
             own.stack.append(key)
             let outer = own.context
-            own.context.readHalfOfWrite = false
+            own.context.readHalf = false
             own.context.lendsWrites = false
             defer {
                 own.stack.removeLast()
@@ -2473,7 +2366,7 @@ extension InjectedValues {
             _ key: K.Type,
             _ id: ObjectIdentifier
         ) -> K.Value {
-            let value = Store.variables.firstRead(id, on: self) { K.currentValue }
+            let value = Store.variables.firstRead(id, on: self) { outsideEveryScope(in: nil) { K.currentValue } }
             own.initializedVariables.insert(id)
             if let value { return value }
             return readVariable(key)
@@ -2605,7 +2498,7 @@ extension InjectedValues {
                     return Array(state.readers.values)
                 }
                 guard let locked else {
-                    _ = firstRead(id, on: thread) { K.currentValue }
+                    _ = firstRead(id, on: thread) { thread.outsideEveryScope(in: nil) { K.currentValue } }
                     thread.noteInitialized(id)
                     continue
                 }
@@ -2844,12 +2737,11 @@ extension InjectedValues {
     /// properties, as a scope does, and destroys them in its `deinit`.
     ///
     /// A struct, so that an owner needs no second object for its lock. Copies refer to the same mutex.
-    struct PlainLock: @unchecked Sendable {
-        // `@unchecked Sendable` and the pointer: a POSIX mutex and condition variable are made to be used from many
-        // threads. They live together in memory allocated here, so their addresses never change, and are destroyed
-        // only by the owner's `deinit`, when no thread can be holding or waiting on them: every use of a copy is made
-        // while the owner is held, as `self`, an argument, a local a closure captures for the call, a run (which holds
-        // its scope), or a scope nested in it.
+    struct PlainLock {
+        // The pointer: a POSIX mutex and condition variable are made to be used from many threads. They live together in
+        // memory allocated here, so their addresses never change. A lock of its own is destroyed only by its owner's
+        // `deinit`, when no thread can be holding or waiting on it: every use of a copy is made while the owner is
+        // held, as `self`, an argument, or a local a closure captures for the call. A stripe is never destroyed.
         private nonisolated(unsafe) let primitives: UnsafeMutablePointer<Primitives>
 
         /// The mutex and the condition variable, side by side in one allocation.
@@ -2858,8 +2750,33 @@ extension InjectedValues {
             nonisolated var condition = pthread_cond_t()
         }
 
+        /// A lock of its own, which its owner destroys in its `deinit`.
         nonisolated init() {
-            primitives = .allocate(capacity: 1)
+            self.init(count: 1)
+        }
+
+        /// The first of `count` locks, side by side in one allocation.
+        private nonisolated init(count: Int) {
+            primitives = .allocate(capacity: count)
+            for offset in 0..<count { PlainLock(self, offset: offset).initialize() }
+        }
+
+        /// The lock `offset` places after `base`.
+        private nonisolated init(_ base: PlainLock, offset: Int) {
+            primitives = base.primitives + offset
+        }
+
+        /// The stripe that an object's address picks, among 256 locks shared by every scope and never destroyed.
+        static nonisolated func stripe(for object: AnyObject) -> PlainLock {
+            let address = UInt(bitPattern: ObjectIdentifier(object))
+            return PlainLock(stripes, offset: Int((address >> 4 ^ address >> 12) & 255))
+        }
+
+        /// The scopes' locks, the first of them.
+        static nonisolated let stripes = PlainLock(count: 256)
+
+        /// Makes the mutex and the condition variable.
+        private nonisolated func initialize() {
             primitives.initialize(to: Primitives())
             let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
             precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
@@ -2867,7 +2784,7 @@ extension InjectedValues {
             precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
         }
 
-        /// Destroys the mutex and condition variable, from the owner's `deinit`.
+        /// Destroys the mutex and condition variable of a lock of its own, from the owner's `deinit`.
         nonisolated func destroy() {
             pthread_cond_destroy(&primitives.pointee.condition)
             pthread_mutex_destroy(&primitives.pointee.mutex)

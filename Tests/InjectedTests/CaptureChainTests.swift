@@ -216,13 +216,13 @@ private func hops(_ count: Int, from start: InjectedValues.CapturedScope) -> Inj
     return captured
 }
 
-/// How many scopes a captured scope's lookup passes through, itself included.
+/// How many levels a captured scope's lookup has.
 private func depth(of captured: InjectedValues.CapturedScope) -> Int {
     var count = 0
-    var scope = captured.scope
-    while let current = scope {
+    var node = captured.lookup
+    while let current = node, current.level != nil {
         count += 1
-        scope = current.parent
+        node = current.rest
     }
     return count
 }
