@@ -1,16 +1,15 @@
 // Injected: environment-style dependency injection for Swift, race-free under Swift 6.
 //
 // This file is the whole library. It imports only the standard library and the platform's C module, so it can be
-// copied into an app or a package as it is. It compiles without warnings in Swift 6 language mode with complete
-// concurrency checking and in Swift 5 language mode, with a Swift 6.0 or newer compiler, and also in a module whose
-// default isolation is the main actor (SE-0466, Swift 6.2).
+// copied into an app or a package as it is. It compiles without warnings with a Swift 6.2 or newer compiler, in Swift 6
+// language mode with complete concurrency checking, in Swift 5 language mode, and in a module whose default isolation
+// is the main actor (SE-0466).
 //
 // For that last case, every declaration says `nonisolated`: the library runs on whichever thread reads a dependency,
-// and such a module would otherwise isolate each declaration to the main actor. Swift 6.0 cannot mark a type
-// `nonisolated`, so the members are marked one by one, and the mutable stored properties that locks guard are
-// `nonisolated(unsafe)`, which says only that much: each type's comment says which lock guards them. The one
-// exception is `Injected.wrappedValue`, which such a module isolates to the main actor when it compiles this file:
-// Swift does not accept a `nonisolated` settable `wrappedValue` there.
+// and such a module would otherwise isolate each declaration to the main actor. The mutable stored properties that
+// locks guard are `nonisolated(unsafe)`, which says only that much: each type's comment says which lock guards them.
+// The one exception is `Injected.wrappedValue`, which such a module isolates to the main actor when it compiles this
+// file: Swift does not accept a `nonisolated` settable `wrappedValue` there.
 
 #if canImport(Darwin)
 import Darwin
@@ -28,7 +27,6 @@ import Bionic
 
 // MARK: - Keys
 
-#if compiler(>=6.2)
 /// A key that names one dependency in ``InjectedValues`` and holds its global value, as in the article that
 /// introduced the pattern.
 ///
@@ -79,17 +77,9 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
     /// that nothing isolates, as `nonisolated(unsafe)` on the key's own declaration says too.
     nonisolated(unsafe) static var currentValue: Value { get set }
 }
-#else
-// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
-/// A key whose `currentValue` is settable and is the dependency's global value, as in the article.
-public protocol InjectionKey: ReadOnlyInjectionKey {
-    static var currentValue: Value { get set }
-}
-#endif
 
 // `nonisolated`, so that in a module whose default isolation is the main actor the store can read the requirements on
 // any thread.
-#if compiler(>=6.2)
 /// A key whose default cannot be assigned: the store keeps every override itself, and the compiler can prove the key
 /// race-free.
 ///
@@ -145,16 +135,6 @@ public nonisolated protocol ReadOnlyInjectionKey {
     /// store's writes as the key's own accessor.
     static var currentValueIsVariable: Bool { get }
 }
-#else
-// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
-/// A key whose default cannot be assigned: the store keeps every override itself.
-public protocol ReadOnlyInjectionKey {
-    associatedtype Value: Sendable
-    static var currentValue: Value { get }
-    static var lifetime: InjectionLifetime { get }
-    static var currentValueIsVariable: Bool { get }
-}
-#endif
 
 extension ReadOnlyInjectionKey {
     /// The default lifetime, ``InjectionLifetime/uncached``: every read asks the key's `currentValue`.
@@ -170,7 +150,6 @@ extension InjectionKey {
 }
 
 // `nonisolated`, for the same reason as `ReadOnlyInjectionKey`.
-#if compiler(>=6.2)
 /// A key that also declares the value tests start from, so that a test that overrides nothing stays off the live
 /// service.
 ///
@@ -191,13 +170,6 @@ public nonisolated protocol TestValueKey: ReadOnlyInjectionKey {
     /// The dependency's default inside tests.
     static var testValue: Value { get }
 }
-#else
-// The same protocol, for compilers before Swift 6.2, which have no default isolation to opt out of.
-/// A key that also declares the value tests start from.
-public protocol TestValueKey: ReadOnlyInjectionKey {
-    static var testValue: Value { get }
-}
-#endif
 
 /// How often a key's default value is evaluated while nothing overrides the key.
 ///
@@ -210,7 +182,7 @@ public protocol TestValueKey: ReadOnlyInjectionKey {
 ///
 /// `.cached` is the Swift 6 way to have a lazily created singleton: a computed `currentValue` needs no
 /// `nonisolated(unsafe)`, and the store builds it exactly once.
-public enum InjectionLifetime: Sendable {
+public nonisolated enum InjectionLifetime: Hashable, Sendable {
     /// Every read asks the key's `currentValue`.
     ///
     /// The key's declaration decides what a read returns: a stored static is one shared instance, a computed property
@@ -227,40 +199,6 @@ public enum InjectionLifetime: Sendable {
     /// override made by a nested scope never leaks into a shared instance.
     case cached
 }
-
-// A module whose default isolation is the main actor would isolate a synthesized conformance, and its witnesses, to
-// the main actor, and the store compares lifetimes on every thread: so the witnesses are written out, and Swift 6.2
-// says that the conformance is not isolated.
-extension InjectionLifetime {
-    /// Whether two lifetimes are the same.
-    ///
-    /// - Parameters:
-    ///   - lhs: A lifetime.
-    ///   - rhs: Another lifetime.
-    /// - Returns: Whether `lhs` and `rhs` are the same lifetime.
-    nonisolated public static func == (lhs: InjectionLifetime, rhs: InjectionLifetime) -> Bool {
-        switch (lhs, rhs) {
-        case (.uncached, .uncached), (.cached, .cached): true
-        case (.uncached, .cached), (.cached, .uncached): false
-        }
-    }
-
-    /// Hashes the lifetime.
-    ///
-    /// - Parameter hasher: The hasher to feed.
-    nonisolated public func hash(into hasher: inout Hasher) {
-        switch self {
-        case .uncached: hasher.combine(0)
-        case .cached: hasher.combine(1)
-        }
-    }
-}
-
-#if compiler(>=6.2)
-extension InjectionLifetime: nonisolated Hashable {}
-#else
-extension InjectionLifetime: Hashable {}
-#endif
 
 // MARK: - Values
 
@@ -294,12 +232,12 @@ extension InjectionLifetime: Hashable {}
 /// `currentValue` is settable as in the article, it assigns `Key.currentValue`, so the store and the key's variable
 /// are one value and the last write wins, whichever way it was spelled. For a ``ReadOnlyInjectionKey`` it overrides
 /// the key in the global store and leaves the default alone. Either way, ``reset()`` undoes it.
-public struct InjectedValues: Sendable {
+public nonisolated struct InjectedValues: Sendable {
     /// Creates a handle on the store.
     ///
     /// Instances carry no state: every instance reads and writes the innermost active scope, which is why user code
     /// never needs to create one.
-    nonisolated init() {}
+    init() {}
 
     /// Reads or overrides the dependency a key stands for.
     ///
@@ -319,7 +257,7 @@ public struct InjectedValues: Sendable {
     /// overrides any other key in the global store.
     ///
     /// - Parameter key: The key of the dependency.
-    public static nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
+    public static subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { InjectedValues.Store.value(for: key) }
         // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
         // every write.
@@ -336,7 +274,7 @@ public struct InjectedValues: Sendable {
     /// and writes of `Key.currentValue` made directly are the caller's to synchronize, as for any global variable.
     ///
     /// - Parameter key: The key of the dependency.
-    public static nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
+    public static subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { InjectedValues.Store.value(for: key) }
         // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
         // every write.
@@ -362,7 +300,7 @@ public struct InjectedValues: Sendable {
     /// in an actor or behind a lock.
     ///
     /// - Parameter keyPath: A key path to an accessor declared in an extension of `InjectedValues`.
-    public static nonisolated subscript<T>(_ keyPath: WritableKeyPath<InjectedValues, T>) -> T {
+    public static subscript<T>(_ keyPath: WritableKeyPath<InjectedValues, T>) -> T {
         get { InjectedValues()[keyPath: keyPath] }
         set {
             var values = InjectedValues()
@@ -384,7 +322,7 @@ public struct InjectedValues: Sendable {
     /// ```
     ///
     /// - Parameter keyPath: A key path to an accessor or a derived property of `InjectedValues`.
-    public static nonisolated subscript<T>(_ keyPath: KeyPath<InjectedValues, T>) -> T {
+    public static subscript<T>(_ keyPath: KeyPath<InjectedValues, T>) -> T {
         InjectedValues()[keyPath: keyPath]
     }
 
@@ -403,7 +341,7 @@ public struct InjectedValues: Sendable {
     /// own.
     ///
     /// - Parameter key: The key of the dependency.
-    public nonisolated subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
+    public subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
@@ -413,7 +351,7 @@ public struct InjectedValues: Sendable {
     /// It behaves exactly like the static subscript `InjectedValues[Key.self]` for an ``InjectionKey``.
     ///
     /// - Parameter key: The key of the dependency.
-    public nonisolated subscript<K: InjectionKey>(key: K.Type) -> K.Value {
+    public subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
@@ -433,11 +371,10 @@ public struct InjectedValues: Sendable {
     /// InjectedValues[\.networkProvider] = MockedNetworkProvider()
     /// InjectedValues.reset()   // reads return the key's default again
     /// ```
-    public static nonisolated func reset() {
+    public static func reset() {
         InjectedValues.Store.reset()
     }
 }
-
 
 // MARK: - Property wrapper
 
@@ -591,14 +528,14 @@ public struct Injected<Value> {
 
 extension Injected: Sendable where Value: Sendable {}
 
-extension InjectedValues {
+nonisolated extension InjectedValues {
     /// The declaration site of a read-only ``Injected`` property, allocated only for read-only properties so that the
     /// common, writable wrapper stays small.
     final class ReadOnlyDeclaration: Sendable {
-        nonisolated let file: StaticString
-        nonisolated let line: UInt
+        let file: StaticString
+        let line: UInt
 
-        nonisolated init(file: StaticString, line: UInt) {
+        init(file: StaticString, line: UInt) {
             self.file = file
             self.line = line
         }
@@ -793,7 +730,7 @@ public nonisolated func withInjectedValues<R>(
     fatalError("unavailable")
 }
 
-extension InjectedValues {
+nonisolated extension InjectedValues {
     /// Captures the active scope, so that code handed to a queue, a completion handler or a thread can run in it.
     ///
     /// A scope reaches the tasks started inside it, but not work that other code runs later or elsewhere. Capture the
@@ -815,7 +752,7 @@ extension InjectedValues {
     /// polling and retries do, holds a lookup as short after thousands of hops as after two.
     ///
     /// - Returns: The captured scope, which keeps its scopes alive for as long as it lives.
-    public static nonisolated func capture() -> CapturedScope {
+    public static func capture() -> CapturedScope {
         CapturedScope(lookup: InjectedValues.Store.lookupToKeep())
     }
 
@@ -828,17 +765,17 @@ extension InjectedValues {
     /// scopes active where it runs (down to the first one the captured lookup has too), then in the captured scopes. A
     /// capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        nonisolated let lookup: InjectedValues.Lookup?
+        let lookup: InjectedValues.Lookup?
         /// The value type of the `@Injected` property that handed out the scope, or `nil` for a capture.
-        nonisolated let madeFor: Any.Type?
+        let madeFor: Any.Type?
 
-        nonisolated init(lookup: InjectedValues.Lookup?, madeFor: Any.Type? = nil) {
+        init(lookup: InjectedValues.Lookup?, madeFor: Any.Type? = nil) {
             self.lookup = lookup
             self.madeFor = madeFor
         }
 
         /// The captured lookup, after reporting, inside a test's scope, that `withInjectedValues(from:)` got none.
-        nonisolated func reportingIfEmpty(file: StaticString, line: UInt) -> InjectedValues.Lookup? {
+        func reportingIfEmpty(file: StaticString, line: UInt) -> InjectedValues.Lookup? {
             guard lookup == nil, let report = InjectedValues.Store.lookupToKeep()?.root?.testPolicy?.report else {
                 return lookup
             }
@@ -858,7 +795,7 @@ extension InjectedValues {
         /// - Parameter body: The code to run.
         /// - Returns: The value `body` returns.
         @discardableResult
-        public nonisolated func run<R>(_ body: () throws -> R) rethrows -> R {
+        public func run<R>(_ body: () throws -> R) rethrows -> R {
             try InjectedValues.Scope.opened(on: lookup).run({ _ in }, body)
         }
 
@@ -1001,28 +938,28 @@ public func withTestInjectedValues<R>(
     )
 }
 
-extension InjectedValues {
+nonisolated extension InjectedValues {
     /// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
     /// inside it, so that the test reports each key once.
     final class TestPolicy: Sendable {
         /// How the test reports a problem, such as a test failure; `nil` for the process's policy, which reports to a
         /// strict test that is running.
-        nonisolated let report: (@Sendable (String) -> Void)?
+        let report: (@Sendable (String) -> Void)?
         /// Whether reads of keys with neither an override nor a test value are reported.
-        nonisolated let strict: Bool
+        let strict: Bool
         /// The keys reported so far.
-        private nonisolated let reported = Lock(Swift.Set<ObjectIdentifier>())
+        private let reported = Lock(Swift.Set<ObjectIdentifier>())
 
-        nonisolated init(strict: Bool, report: (@Sendable (String) -> Void)?) {
+        init(strict: Bool, report: (@Sendable (String) -> Void)?) {
             self.strict = strict
             self.report = report
         }
 
         /// Whether this is the policy of reads made outside every test in a process that runs tests.
-        nonisolated var isProcessPolicy: Bool { report == nil }
+        var isProcessPolicy: Bool { report == nil }
 
         /// Reports, once per key, a read of `key` that found neither an override nor a test value.
-        nonisolated func reportMissingTestValue(of key: Any.Type) {
+        func reportMissingTestValue(of key: Any.Type) {
             let report: (@Sendable (String) -> Void)?
             let message: String
             if isProcessPolicy {
@@ -1037,7 +974,6 @@ extension InjectedValues {
             report(message)
         }
     }
-
 
     // MARK: - Storage
     //
@@ -1086,34 +1022,34 @@ extension InjectedValues {
     @usableFromInline
     final class Lookup: Sendable {
         /// The first level; `nil` in a lookup that is only its root.
-        nonisolated let level: Scope?
+        let level: Scope?
         /// The levels after the first, or `nil` after the last.
-        nonisolated let rest: Lookup?
+        let rest: Lookup?
         /// The root every level is read before: a fresh scope's, or `nil` for the global store.
-        nonisolated let root: Scope?
+        let root: Scope?
 
-        nonisolated init(level: Scope?, rest: Lookup?, root: Scope?) {
+        init(level: Scope?, rest: Lookup?, root: Scope?) {
             self.level = level
             self.rest = rest
             self.root = root
         }
 
         /// The lookup of a scope opened on `base`: its own level, then `base`'s levels.
-        nonisolated convenience init(_ level: Scope, on base: Lookup?) {
+        convenience init(_ level: Scope, on base: Lookup?) {
             self.init(level: level, rest: base?.level == nil ? nil : base, root: base?.root)
         }
 
         /// The world the lookup is in: the outermost fresh scope around its root, or `nil` for the global store's.
-        nonisolated var world: Scope? { root.map { $0.world ?? $0 } }
+        var world: Scope? { root.map { $0.world ?? $0 } }
 
         /// The box of a key's override in the first level.
         @inline(__always)
-        nonisolated func firstBox(for id: ObjectIdentifier) -> AnyBox? {
+        func firstBox(for id: ObjectIdentifier) -> AnyBox? {
             level?.box(for: id)
         }
 
         /// Whether `scope` is one of the levels.
-        nonisolated func contains(_ scope: Scope) -> Bool {
+        func contains(_ scope: Scope) -> Bool {
             var node: Lookup? = self
             while let current = node, let level = current.level {
                 if level === scope { return true }
@@ -1127,7 +1063,7 @@ extension InjectedValues {
         /// A lookup lent by a property counts only where the reader has no scope, or is in the same world; otherwise
         /// the reader's lookup is all there is, so that an object made in one test never shows its mocks to another.
         @inline(__always)
-        static nonisolated func ordered(_ reader: Lookup?, _ lent: Lookup?) -> (Lookup?, Lookup?) {
+        static func ordered(_ reader: Lookup?, _ lent: Lookup?) -> (Lookup?, Lookup?) {
             guard let lent, lent !== reader else { return (reader, nil) }
             guard let reader else { return (lent, nil) }
             return reader.world === lent.world ? (reader, lent) : (reader, nil)
@@ -1137,7 +1073,7 @@ extension InjectedValues {
         ///
         /// The one place where lookups are made: for new scopes, captures and properties. It shares every node it can,
         /// and allocates only the levels it has to put in a new order.
-        static nonisolated func made(_ reader: Lookup?, _ lent: Lookup?, running: Scope? = nil) -> Lookup? {
+        static func made(_ reader: Lookup?, _ lent: Lookup?, running: Scope? = nil) -> Lookup? {
             let (first, second) = ordered(reader, lent)
             if second == nil, first?.keepsEveryLevel(running: running) ?? true { return first }
             let root = (second ?? first)?.root
@@ -1173,7 +1109,7 @@ extension InjectedValues {
 
         /// Whether every level of the lookup adds something, so that it is made as it is; `running` is a scope known
         /// to run, which the check can skip.
-        nonisolated func keepsEveryLevel(running: Scope?) -> Bool {
+        func keepsEveryLevel(running: Scope?) -> Bool {
             var node: Lookup? = self
             while let current = node, let level = current.level {
                 if level !== running, level.addsNothing { return false }
@@ -1204,15 +1140,15 @@ extension InjectedValues {
         /// metadata, on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module
         /// whose default isolation is the main actor would isolate to it.
         @usableFromInline
-        static nonisolated let binding = Swift.TaskLocal(wrappedValue: Binding(run: nil))
+        static let binding = Swift.TaskLocal(wrappedValue: Binding(run: nil))
 
         /// What `binding` holds.
         @usableFromInline
         struct Binding: Sendable {
-            nonisolated let run: Run?
+            let run: Run?
 
             @usableFromInline
-            nonisolated init(run: Run?) {
+            init(run: Run?) {
                 self.run = run
             }
         }
@@ -1223,13 +1159,13 @@ extension InjectedValues {
         /// in it is dropped, and objects made in the scope see what its update closure set.
         @usableFromInline
         final class Run: Sendable {
-            nonisolated let lookup: Lookup
+            let lookup: Lookup
             /// The running scope, `lookup`'s first level.
-            nonisolated let scope: Scope
+            let scope: Scope
             /// `lookup`'s identity, which a read compares with the lookup a property lends without retaining either.
-            nonisolated let id: ObjectIdentifier
+            let id: ObjectIdentifier
 
-            nonisolated init(_ lookup: Lookup) {
+            init(_ lookup: Lookup) {
                 self.lookup = lookup
                 id = ObjectIdentifier(lookup)
                 scope = lookup.level!
@@ -1252,7 +1188,7 @@ extension InjectedValues {
             /// A method of the run, so that the run, which holds the scope, is kept for the call, and the scope needs no
             /// retain of its own.
             @inline(__always)
-            nonisolated func box(for id: ObjectIdentifier) -> AnyBox? {
+            func box(for id: ObjectIdentifier) -> AnyBox? {
                 scope.box(for: id)
             }
         }
@@ -1262,16 +1198,11 @@ extension InjectedValues {
         @usableFromInline
         struct Opened {
             @usableFromInline
-            nonisolated let lookup: Lookup
-            nonisolated let around: Lookup?
-
-            nonisolated init(_ lookup: Lookup, around: Lookup?) {
-                self.lookup = lookup
-                self.around = around
-            }
+            let lookup: Lookup
+            let around: Lookup?
 
             /// Runs the update closure and then the operation, with the scope's run bound.
-            nonisolated func run<R>(
+            func run<R>(
                 _ update: (inout InjectedValues) throws -> Void,
                 _ operation: () throws -> R
             ) rethrows -> R {
@@ -1287,11 +1218,11 @@ extension InjectedValues {
             /// starts are bound to the scope around: the new scope keeps what the closure sets, so nothing made there
             /// may hold the scope.
             @usableFromInline
-            nonisolated func start(_ update: (inout InjectedValues) throws -> Void) rethrows -> Run {
+            func start(_ update: (inout InjectedValues) throws -> Void) rethrows -> Run {
                 try start(update, on: .current)
             }
 
-            private nonisolated func start(
+            private func start(
                 _ update: (inout InjectedValues) throws -> Void,
                 on thread: ThreadState
             ) rethrows -> Run {
@@ -1310,19 +1241,17 @@ extension InjectedValues {
         /// The overrides, the cache and the phase, guarded by `lock`.
         struct State {
             /// What reads see: what the update closure set, and, while the scope runs, what is written in it.
-            nonisolated var overrides = Overrides()
+            var overrides = Overrides()
             /// Once something is written while the scope runs, what `overrides` held before, which the scope keeps and
             /// goes back to when the run ends; `nil` while the two are the same.
-            nonisolated var kept: Overrides?
-            nonisolated var phase = Phase.settingUp
+            var kept: Overrides?
+            var phase = Phase.settingUp
             /// A root's `.cached` values, built or being built.
-            nonisolated var cache = [ObjectIdentifier: CacheEntry]()
+            var cache = [ObjectIdentifier: CacheEntry]()
             /// A fresh scope's root: the fresh scope's lookup, which its builds read through while it lives.
-            nonisolated weak var own: Lookup?
+            weak var own: Lookup?
             /// The global store's root: the threads that have a view of it, which its writes and resets update.
-            nonisolated var threads = [ObjectIdentifier: ThreadState]()
-
-            nonisolated init() {}
+            var threads = [ObjectIdentifier: ThreadState]()
         }
 
         enum Phase {
@@ -1331,17 +1260,18 @@ extension InjectedValues {
 
         @exclusivity(unchecked) nonisolated(unsafe) var state = State()
         /// A root's policy for keys nothing overrides, in a test (or in a process that runs tests).
-        nonisolated let testPolicy: TestPolicy?
+        let testPolicy: TestPolicy?
         /// A root's world, the outermost fresh scope's root it was opened in, or `nil` where that is itself.
-        nonisolated let world: Scope?
+        let world: Scope?
 
-        /// The scope's lock: a shared one that its address picks, so that a scope, which a server makes for every
-        /// request, costs no lock of its own. Scopes' locks are never held two at once, so sharing one costs at most a
-        /// wait, never a deadlock. Assigned only in `init`.
+        /// The scope's lock, one of the stripes that its address picks.
+        ///
+        /// Shared, so that a scope, which a server makes for every request, costs no lock of its own. Scopes' locks are
+        /// never held two at once, so sharing one costs at most a wait, never a deadlock. Assigned only in `init`.
         private(set) nonisolated(unsafe) var lock: PlainLock
 
         /// A level, or with a policy or a world, a root.
-        nonisolated init(testPolicy: TestPolicy? = nil, world: Scope? = nil) {
+        init(testPolicy: TestPolicy? = nil, world: Scope? = nil) {
             self.testPolicy = testPolicy
             self.world = world
             lock = PlainLock.stripes
@@ -1350,7 +1280,7 @@ extension InjectedValues {
 
         /// Runs `body` with the state, holding the lock.
         @inline(__always)
-        nonisolated func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
             lock.lock()
             defer { lock.unlock() }
             return try body(&state)
@@ -1361,15 +1291,13 @@ extension InjectedValues {
         /// It returns the box rather than the value because an optional of a generic value type would cost every read a
         /// lookup of that optional's type metadata.
         @inline(__always)
-        nonisolated func box(for id: ObjectIdentifier) -> AnyBox? {
-            lock.lock()
-            defer { lock.unlock() }
-            return state.overrides[id]
+        func box(for id: ObjectIdentifier) -> AnyBox? {
+            withState { $0.overrides[id] }
         }
 
         /// The one rule for leaving a level out of a lookup being made: it has finished running and kept nothing, so
         /// it can add nothing to a read.
-        nonisolated var addsNothing: Bool {
+        var addsNothing: Bool {
             withState { state in
                 guard case .ended = state.phase else { return false }
                 return state.overrides.isEmpty
@@ -1377,7 +1305,7 @@ extension InjectedValues {
         }
 
         /// Overrides a key, and returns what the write replaced, to be released after unlocking.
-        nonisolated func write(_ box: AnyBox, for id: ObjectIdentifier) -> [AnyBox] {
+        func write(_ box: AnyBox, for id: ObjectIdentifier) -> [AnyBox] {
             withState { state in
                 if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
                 return state.overrides.updateValue(box, forKey: id).map { [$0] } ?? []
@@ -1389,7 +1317,7 @@ extension InjectedValues {
         ///
         /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
         /// store it, so the next read after a reset builds again.
-        nonisolated func takeAll() -> [AnyBox] {
+        func takeAll() -> [AnyBox] {
             withState { state in
                 if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
                 var taken = state.overrides.boxes + state.threads.values.flatMap { $0.removeViewEntries() }
@@ -1404,31 +1332,33 @@ extension InjectedValues {
 
         /// Opens a scope on the lookup new things are made with now; fresh, with a root of its own.
         @usableFromInline
-        static nonisolated func opened(fresh: Bool) -> Opened {
+        static func opened(fresh: Bool) -> Opened {
             let around = Store.lookupToKeep()
-            guard fresh else { return Opened(Lookup(Scope(), on: around), around: around) }
+            guard fresh else { return Opened(lookup: Lookup(Scope(), on: around), around: around) }
             // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
             // it reads test values as the global store does.
             return openedFresh(around?.root?.testPolicy ?? Store.processPolicy, world: around?.world)
         }
 
         /// Opens a fresh scope: a level of its own on a root of its own, in `world`, or in a world of its own.
-        static nonisolated func openedFresh(_ testPolicy: TestPolicy?, world: Scope?) -> Opened {
+        static func openedFresh(_ testPolicy: TestPolicy?, world: Scope?) -> Opened {
             let root = Scope(testPolicy: testPolicy, world: world)
             let lookup = Lookup(level: Scope(), rest: nil, root: root)
             root.withState { $0.own = lookup }
-            return Opened(lookup, around: Lookup(level: nil, rest: nil, root: root))
+            return Opened(lookup: lookup, around: Lookup(level: nil, rest: nil, root: root))
         }
 
         /// Opens a scope on a captured lookup, seen from where it is opened.
-        static nonisolated func opened(on captured: Lookup?) -> Opened {
+        static func opened(on captured: Lookup?) -> Opened {
             let around = Store.lookupToKeep()
-            return Opened(Lookup(Scope(), on: Lookup.made(around, captured)), around: around)
+            return Opened(lookup: Lookup(Scope(), on: Lookup.made(around, captured)), around: around)
         }
 
         /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
-        static nonisolated func opened(forTest policy: TestPolicy) -> Opened {
-            if let outer = Store.lookupToKeep()?.root?.testPolicy, !outer.isProcessPolicy { return opened(fresh: false) }
+        static func opened(forTest policy: TestPolicy) -> Opened {
+            if let outer = Store.lookupToKeep()?.root?.testPolicy, !outer.isProcessPolicy {
+                return opened(fresh: false)
+            }
             return openedFresh(policy, world: nil)
         }
     }
@@ -1437,123 +1367,74 @@ extension InjectedValues {
 
     /// A scope's overrides, each a `Box` of its key's value type.
     ///
-    /// Most scopes override one or two keys, a server's per-request scope among them, so the first two are kept in
-    /// line, which costs such a scope no allocation; up to `listLimit` of them are kept in a short list, searched in
-    /// order, which costs a read less than hashing its key would; past that, they move to a dictionary.
+    /// Most scopes override one or two keys, a server's per-request scope among them, so up to two are kept in line,
+    /// which costs such a scope no allocation and a read no hashing; past that, they move to a dictionary.
     struct Overrides: Sendable {
-        private nonisolated var storage = Storage.none
-        private static nonisolated let listLimit = 8
+        private var storage = Storage.none
 
         private enum Storage: Sendable {
             case none
-            case one(Entry)
-            case two(Entry, Entry)
-            /// Three to `listLimit` overrides.
-            case list([Entry])
-            /// More than `listLimit`.
+            case one(ObjectIdentifier, AnyBox)
+            case two(ObjectIdentifier, AnyBox, ObjectIdentifier, AnyBox)
             case table([ObjectIdentifier: AnyBox])
         }
 
-        private struct Entry: Sendable {
-            nonisolated let id: ObjectIdentifier
-            nonisolated let box: AnyBox
-
-            nonisolated init(_ id: ObjectIdentifier, _ box: AnyBox) {
-                self.id = id
-                self.box = box
-            }
-        }
-
-        nonisolated init() {}
-
-        nonisolated var isEmpty: Bool {
+        var isEmpty: Bool {
             if case .none = storage { return true }
             return false
         }
 
         /// Every box, for a reset.
-        nonisolated var boxes: [AnyBox] {
+        var boxes: [AnyBox] {
             switch storage {
             case .none: []
-            case .one(let first): [first.box]
-            case .two(let first, let second): [first.box, second.box]
-            case .list(let entries): entries.map(\.box)
+            case .one(_, let box): [box]
+            case .two(_, let first, _, let second): [first, second]
             case .table(let table): Array(table.values)
             }
         }
 
         @inline(__always)
-        nonisolated subscript(id: ObjectIdentifier) -> AnyBox? {
+        subscript(id: ObjectIdentifier) -> AnyBox? {
             switch storage {
-            case .none:
-                return nil
-            case .one(let first):
-                return first.id == id ? first.box : nil
-            case .two(let first, let second):
-                if first.id == id { return first.box }
-                return second.id == id ? second.box : nil
-            case .list(let entries):
-                for entry in entries where entry.id == id { return entry.box }
-                return nil
-            case .table(let table):
-                return table[id]
+            case .none: nil
+            case .one(let key, let box): key == id ? box : nil
+            case .two(let firstKey, let first, let secondKey, let second):
+                firstKey == id ? first : secondKey == id ? second : nil
+            case .table(let table): table[id]
             }
         }
 
         /// Sets a key's box, and returns the one it replaces.
-        mutating nonisolated func updateValue(_ box: AnyBox, forKey id: ObjectIdentifier) -> AnyBox? {
-            let new = Entry(id, box)
+        mutating func updateValue(_ box: AnyBox, forKey id: ObjectIdentifier) -> AnyBox? {
             switch storage {
             case .none:
-                storage = .one(new)
-                return nil
-            case .one(let first):
-                if first.id == id {
-                    storage = .one(new)
-                    return first.box
-                }
-                storage = .two(first, new)
-                return nil
-            case .two(let first, let second):
-                if first.id == id {
-                    storage = .two(new, second)
-                    return first.box
-                }
-                if second.id == id {
-                    storage = .two(first, new)
-                    return second.box
-                }
-                storage = .list([first, second, new])
-                return nil
-            case .list(var entries):
-                // Emptied first, so that `entries` holds the list's only reference and changing it copies nothing.
-                storage = .none
-                defer {
-                    storage =
-                        entries.count > Self.listLimit
-                        ? .table(Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.box) })) : .list(entries)
-                }
-                if let index = entries.firstIndex(where: { $0.id == id }) {
-                    defer { entries[index] = new }
-                    return entries[index].box
-                }
-                entries.append(new)
-                return nil
+                storage = .one(id, box)
+            case .one(let key, let old):
+                storage = key == id ? .one(id, box) : .two(key, old, id, box)
+                return key == id ? old : nil
+            case .two(let firstKey, let first, let secondKey, let second) where firstKey == id || secondKey == id:
+                storage = firstKey == id ? .two(id, box, secondKey, second) : .two(firstKey, first, id, box)
+                return firstKey == id ? first : second
+            case .two(let firstKey, let first, let secondKey, let second):
+                storage = .table([firstKey: first, secondKey: second, id: box])
             case .table(var table):
+                // Emptied first, so that `table` holds the dictionary's only reference and changing it copies nothing.
                 storage = .none
                 defer { storage = .table(table) }
                 return table.updateValue(box, forKey: id)
             }
+            return nil
         }
     }
 
     /// A value in the store, boxed so that one dictionary can hold values of every type.
     @usableFromInline
     final class Box<Value: Sendable>: Sendable {
-        nonisolated let value: Value
+        let value: Value
 
         @usableFromInline
-        nonisolated init(_ value: Value) {
+        init(_ value: Value) {
             self.value = value
         }
     }
@@ -1563,7 +1444,7 @@ extension InjectedValues {
     /// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value`
     /// type, so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would
     /// make.
-    private static nonisolated func unbox<Value: Sendable>(_ box: AnyBox, as type: Value.Type) -> Value {
+    private static func unbox<Value: Sendable>(_ box: AnyBox, as type: Value.Type) -> Value {
         unsafeDowncast(box, to: Box<Value>.self).value
     }
 
@@ -1580,32 +1461,32 @@ extension InjectedValues {
     enum Store {
         /// The global store's root: overrides made while no scope is active, and the process-wide cache of `.cached`
         /// values.
-        static nonisolated let global = Scope()
+        static let global = Scope()
 
         /// The lock of the wait graph.
         ///
         /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
         /// last, after a root's lock.
-        static nonisolated let waits = Lock()
+        static let waits = Lock()
 
         /// The article-style variables' first reads and writers.
-        static nonisolated let variables = Variables()
+        static let variables = Variables()
 
         /// The policy of reads made outside every test, set when the process begins its first test; `nil` in a process
         /// that runs no tests.
-        private static nonisolated let processPolicyLock = Lock<TestPolicy?>(nil)
+        private static let processPolicyLock = Lock<TestPolicy?>(nil)
 
         /// The strict tests running now, in the order they began.
-        static nonisolated let strictTests = Lock<[TestPolicy]>([])
+        static let strictTests = Lock<[TestPolicy]>([])
 
         /// The policy of reads made outside every test in a process that runs tests, or `nil`.
-        static nonisolated var processPolicy: TestPolicy? {
+        static var processPolicy: TestPolicy? {
             processPolicyLock.withLock { $0 }
         }
 
         /// Makes the process one that runs tests, on its first test: from then on, reads outside every test's scope
         /// get test values, and are reported while strict tests run.
-        static nonisolated func beginTestProcess() {
+        static func beginTestProcess() {
             guard processPolicyLock.withLock({ $0 == nil }) else { return }
             let dropped: [AnyBox] = global.withState { state in
                 let policy = TestPolicy(strict: true, report: nil)
@@ -1623,11 +1504,9 @@ extension InjectedValues {
         }
 
         /// Runs `body` as a test with `policy`, counting it among the strict tests running if it is strict.
-        static nonisolated func runningTest<R>(_ policy: TestPolicy, _ body: () throws -> R) rethrows -> R {
-            beginTestProcess()
-            guard policy.strict else { return try body() }
-            strictTests.withLock { $0.append(policy) }
-            defer { strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) } }
+        static func runningTest<R>(_ policy: TestPolicy, _ body: () throws -> R) rethrows -> R {
+            beginTest(policy)
+            defer { endTest(policy) }
             return try body()
         }
 
@@ -1637,11 +1516,20 @@ extension InjectedValues {
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            beginTestProcess()
-            guard policy.strict else { return try await body() }
-            strictTests.withLock { $0.append(policy) }
-            defer { strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) } }
+            beginTest(policy)
+            defer { endTest(policy) }
             return try await body()
+        }
+
+        private static func beginTest(_ policy: TestPolicy) {
+            beginTestProcess()
+            if policy.strict { strictTests.withLock { $0.append(policy) } }
+        }
+
+        private static func endTest(_ policy: TestPolicy) {
+            if policy.strict {
+                strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) }
+            }
         }
 
         // MARK: Where an operation looks
@@ -1662,7 +1550,7 @@ extension InjectedValues {
         /// - Writes go to the first level of the context's `writes`, or else of the binding's lookup; outside any scope, a
         ///   property's own setter writes to the property's lookup. A `nil` lookup is the global store.
         @inline(__always)
-        static nonisolated func lookup(
+        static func lookup(
             for purpose: Purpose,
             in context: Context,
             bound: @autoclosure () -> Lookup?
@@ -1677,11 +1565,13 @@ extension InjectedValues {
         }
 
         /// The lookup that a property, a capture or a scope made now keeps.
-        static nonisolated func lookupToKeep() -> Lookup? {
+        static func lookupToKeep() -> Lookup? {
             let context = ThreadState.currentContext
             let run = Scope.binding.get().run
             // In line, the common case: a property made in the running scope, which holds the binding's lookup.
-            if context.isEmpty, let run, run.lookup.rest?.keepsEveryLevel(running: nil) ?? true { return run.lookup }
+            if context.makesAsBound, let run, run.lookup.rest?.keepsEveryLevel(running: nil) ?? true {
+                return run.lookup
+            }
             return Lookup.made(lookup(for: .make, in: context, bound: run?.lookup), context.lent, running: run?.scope)
         }
 
@@ -1691,7 +1581,7 @@ extension InjectedValues {
         ///
         /// Only where the read evaluates the default does it ask whether the key is an `InjectionKey`, whose
         /// `currentValue` the store reads holding the thread's variable lock.
-        static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
+        static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
             // The thread's state is looked up once, and retained only where the read reaches the global store. Of its
             // context, the common reads need only the flags and the lent lookup's identity; the others read it whole.
             let state = ThreadState.existing
@@ -1718,7 +1608,7 @@ extension InjectedValues {
         /// Reads a key in a context that lends a lookup, sets one, or is the read half of a write through a key path;
         /// `bound` is the binding's lookup, when the caller has it.
         @inline(never)
-        private static nonisolated func value<K: ReadOnlyInjectionKey>(for key: K.Type, bound: Lookup?) -> K.Value {
+        private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, bound: Lookup?) -> K.Value {
             let thread = ThreadState.current
             let context = thread.context
             guard context.readHalf else {
@@ -1737,7 +1627,7 @@ extension InjectedValues {
         /// from `root`.
         ///
         /// It walks in a loop, so that no length of lookup costs stack, and retains no scope on the way.
-        private static nonisolated func value<K: ReadOnlyInjectionKey>(
+        private static func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in first: Lookup?,
             lent second: Lookup?,
@@ -1765,7 +1655,7 @@ extension InjectedValues {
         }
 
         /// Reads a key from the global store, through the thread's view of it.
-        private static nonisolated func globalValue<K: ReadOnlyInjectionKey>(
+        private static func globalValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             on thread: ThreadState
         ) -> K.Value {
@@ -1781,7 +1671,7 @@ extension InjectedValues {
         /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
         /// records what it found in the thread's view. A quiet read in a test (the read half of a write through a key
         /// path) stores nothing it builds, so that the test's own reads of the key build and report it.
-        private static nonisolated func rootValue<K: ReadOnlyInjectionKey>(
+        private static func rootValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in root: Scope,
             on thread: ThreadState
@@ -1852,7 +1742,7 @@ extension InjectedValues {
         /// makes and captures remembers no scope, and tasks it starts are bound to none: the value is shared by every
         /// scope of the root and outlives them, and a value in a root's cache that remembered the root, or a task that
         /// kept it, would keep it alive.
-        private static nonisolated func build<K: ReadOnlyInjectionKey>(
+        private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Scope,
             on thread: ThreadState
@@ -1864,7 +1754,7 @@ extension InjectedValues {
         /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
         ///
         /// A strict test reports, once per key, a key that has none, unless the read is quiet.
-        private static nonisolated func defaultValue<K: ReadOnlyInjectionKey>(
+        private static func defaultValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in root: Scope,
             on thread: ThreadState
@@ -1888,7 +1778,7 @@ extension InjectedValues {
         ///
         /// `box` is a `Box` of `value`, made by the caller.
         @usableFromInline
-        static nonisolated func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
+        static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
             let id = ObjectIdentifier(key)
             let replaced: [AnyBox]
             let context = ThreadState.currentContext
@@ -1912,7 +1802,7 @@ extension InjectedValues {
         ///
         /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
         @inline(never)
-        private static nonisolated func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
+        private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
             let value = value as! K.Value
             let id = ObjectIdentifier(key)
             let replaced: K.Value = variables.writing(key, on: ThreadState.current) {
@@ -1936,7 +1826,7 @@ extension InjectedValues {
         }
 
         /// Drops every override where writes go, and the cache of the root whose own level that is.
-        static nonisolated func reset() {
+        static func reset() {
             let dropped: [AnyBox]
             let context = ThreadState.currentContext
             if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
@@ -1968,78 +1858,49 @@ extension InjectedValues {
     /// The context of the library operation in progress on a thread, beyond the task-local binding.
     ///
     /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
-    /// a context of its own (see `ThreadState.evaluating(_:_:)` and the static members), so that nothing set for one
-    /// operation reaches another.
-    /// The context of the library operation in progress on a thread, beyond the task-local binding.
-    ///
-    /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
     /// a context of its own, keeping only `quiet` (see `ThreadState.evaluating(_:_:)` and `Scope.Opened`), so that
     /// nothing set for one operation reaches another.
     struct Context: Sendable {
         // `unowned(unsafe)`: whoever sets a context holds these lookups strongly for the whole time it is set, and
         // restores the previous context before letting go of them. Strong references would make every read through a
         // property write to the reference count of a lookup that other threads read through too.
-        nonisolated unowned(unsafe) var base: Lookup?, made: Lookup?, lent: Lookup?
+        unowned(unsafe) var base: Lookup?, made: Lookup?, lent: Lookup?
         /// `lent`'s identity, which compares without retaining it; set with it, by `lend(_:)`.
-        nonisolated var lentID: ObjectIdentifier?
-        /// The flags below, in one byte, so that a copy of the context costs a read little.
-        private nonisolated var flags: UInt8 = 0
-
+        var lentID: ObjectIdentifier?
         /// Whether the context sets `base`, which reads look through and writes go to the first level of, instead of the
         /// binding's lookup; a `nil` that is set is the global store.
-        nonisolated var setsBase: Bool {
-            get { has(1) }
-            set { set(1, newValue) }
-        }
+        var setsBase = false
         /// Whether the context sets `made`, what new properties, captures and scopes are made with, instead of where
         /// reads look; a `nil` that is set is no scope.
-        nonisolated var setsMade: Bool {
-            get { has(2) }
-            set { set(2, newValue) }
-        }
+        var setsMade = false
         /// Whether a write that has no scope to go to goes to `lent`'s first level: set for a property's own setter.
-        nonisolated var lendsWrites: Bool {
-            get { has(8) }
-            set { set(8, newValue) }
-        }
+        var lendsWrites = false
         /// Whether reads report nothing and, in a test, store nothing they build: the read half of a write through a
         /// key path, and everything it evaluates.
-        nonisolated var quiet: Bool {
-            get { has(16) }
-            set { set(16, newValue) }
-        }
+        var quiet = false
         /// Whether the next read through the store is the read half of a write through a key path.
-        nonisolated var readHalf: Bool {
-            get { has(32) }
-            set { set(32, newValue) }
-        }
+        var readHalf = false
 
-        nonisolated init(quiet: Bool = false) {
+        init(quiet: Bool = false) {
             self.quiet = quiet
         }
 
         /// Whether a read needs nothing of the context but the lent lookup, if any.
-        nonisolated var readsInLine: Bool { !setsBase && !readHalf }
+        var readsInLine: Bool { !setsBase && !readHalf }
 
-        /// Whether the context sets nothing, so that the binding alone decides.
-        nonisolated var isEmpty: Bool { flags == 0 && lentID == nil }
+        /// Whether what is made now is made with the binding's lookup alone.
+        var makesAsBound: Bool { !setsBase && !setsMade && lentID == nil }
 
         /// Lends `lookup` to the reads that follow, and with `forWrite`, to the write.
-        nonisolated mutating func lend(_ lookup: Lookup, forWrite: Bool) {
+        mutating func lend(_ lookup: Lookup, forWrite: Bool) {
             (lent, lentID) = (lookup, ObjectIdentifier(lookup))
             lendsWrites = forWrite
         }
 
         /// Ends a lending that followed none.
-        nonisolated mutating func endLending() {
+        mutating func endLending() {
             (lent, lentID) = (nil, nil)
             lendsWrites = false
-        }
-
-        private nonisolated func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
-
-        private nonisolated mutating func set(_ flag: UInt8, _ value: Bool) {
-            flags = value ? flags | flag : flags & ~flag
         }
     }
 
@@ -2050,9 +1911,9 @@ extension InjectedValues {
         // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
         // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
 
-        private nonisolated let lock = Lock()
+        private let lock = Lock()
         /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
-        nonisolated let variableLock = Lock()
+        let variableLock = Lock()
         /// What this thread knows of the global store, written while holding both the global store's lock and `lock`,
         /// so that readers need only `lock`.
         @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
@@ -2064,28 +1925,24 @@ extension InjectedValues {
         /// A thread's view of the global store.
         private struct View: Sendable {
             /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
-            nonisolated var registered = false
+            var registered = false
             /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
             /// it does not.
-            nonisolated var globalOverrides = false
+            var globalOverrides = false
             /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
-            nonisolated var entries: [ObjectIdentifier: ViewEntry] = [:]
-
-            nonisolated init() {}
+            var entries: [ObjectIdentifier: ViewEntry] = [:]
         }
 
         /// What only the thread that owns this state reads and writes.
         private struct Own: Sendable {
             /// The context of the operation in progress.
-            nonisolated var context = Context()
+            var context = Context()
             /// The keys whose defaults this thread is evaluating, outermost first.
-            nonisolated var stack: [Any.Type] = []
+            var stack: [Any.Type] = []
             /// Which variable locks this thread holds.
-            nonisolated var variableLocks = VariableLocks.none
+            var variableLocks = VariableLocks.none
             /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
-            nonisolated var initializedVariables = Keys()
-
-            nonisolated init() {}
+            var initializedVariables = Keys()
         }
 
         /// Which variable locks a thread holds.
@@ -2097,11 +1954,9 @@ extension InjectedValues {
             case all
         }
 
-        nonisolated init() {}
-
         /// This thread's state, made on first use and released when the thread exits.
         @inline(__always)
-        static nonisolated var current: ThreadState {
+        static var current: ThreadState {
             (existing ?? makeCurrent()).takeUnretainedValue()
         }
 
@@ -2112,13 +1967,13 @@ extension InjectedValues {
         /// need not retain it. Every access to the slot's pointer is here, in `makeCurrent()`, and in the key's
         /// destructor.
         @inline(__always)
-        static nonisolated var existing: Unmanaged<ThreadState>? {
+        static var existing: Unmanaged<ThreadState>? {
             pthread_getspecific(threadKey).map { Unmanaged<ThreadState>.fromOpaque($0) }
         }
 
         /// Makes this thread's state, on its first use of the library, and gives the slot its reference.
         @inline(never)
-        static nonisolated func makeCurrent() -> Unmanaged<ThreadState> {
+        static func makeCurrent() -> Unmanaged<ThreadState> {
             // The slot owns one reference, which the key's destructor takes back when the thread exits.
             let state = Unmanaged.passRetained(ThreadState())
             pthread_setspecific(threadKey, state.toOpaque())
@@ -2129,34 +1984,28 @@ extension InjectedValues {
 
         /// The lookup a property lends to this thread's reads, read in place.
         @inline(__always)
-        nonisolated var lent: Lookup? { own.context.lent }
+        var lent: Lookup? { own.context.lent }
 
         /// The context of the operation in progress on this thread; read by this thread only.
-        nonisolated var context: Context { own.context }
+        var context: Context { own.context }
 
         /// Whether a read on the thread whose state is `state` needs nothing of its context but the identity of the lookup
         /// lent, if any, which comes with the answer; read in place, without retaining the state.
         @inline(__always)
-        static nonisolated func readsInLine(_ state: Unmanaged<ThreadState>?) -> (Bool, ObjectIdentifier?) {
+        static func readsInLine(_ state: Unmanaged<ThreadState>?) -> (Bool, ObjectIdentifier?) {
             guard let context = state?.takeUnretainedValue().own.context else { return (true, nil) }
             return (context.readsInLine, context.lentID)
         }
 
         /// The context of the operation in progress on the current thread, read without retaining its state.
         @inline(__always)
-        static nonisolated var currentContext: Context {
-            context(of: existing)
-        }
-
-        /// The context in `state`, the current thread's, read without retaining it; an empty one for no state.
-        @inline(__always)
-        static nonisolated func context(of state: Unmanaged<ThreadState>?) -> Context {
-            state?.takeUnretainedValue().own.context ?? Context()
+        static var currentContext: Context {
+            existing?.takeUnretainedValue().own.context ?? Context()
         }
 
         /// Runs `body` in `context`, then restores the context it replaced.
         @inline(__always)
-        nonisolated func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
+        func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
             let outer = own.context
             own.context = context
             defer { own.context = outer }
@@ -2166,7 +2015,7 @@ extension InjectedValues {
         /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `lookup`, lending it
         /// the lookup.
         @inline(__always)
-        static nonisolated func lending<T>(
+        static func lending<T>(
             _ lookup: Lookup,
             forWrite: Bool = false,
             _ body: () throws -> T
@@ -2188,7 +2037,7 @@ extension InjectedValues {
         /// Lends `lookup` where a read through another property lends one already, as in a default evaluated for that
         /// read: the reads look through the two lent lookups made into one, the outer one's levels first.
         @inline(never)
-        private static nonisolated func lendingAgain<T>(
+        private static func lendingAgain<T>(
             _ lookup: Lookup,
             _ forWrite: Bool,
             _ outer: Context,
@@ -2204,7 +2053,7 @@ extension InjectedValues {
         ///
         /// It reads and writes through `lookup` (the root's own, or `nil` for the global store), what it makes and
         /// captures remembers no scope, and tasks it starts are bound to none; only `quiet` is kept.
-        nonisolated func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
+        func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
             var context = Context(quiet: own.context.quiet)
             context.base = lookup
             (context.setsBase, context.setsMade) = (true, true)
@@ -2218,21 +2067,21 @@ extension InjectedValues {
 
         /// Runs `body`, a write through a key path, noting that its first read through the store belongs to the
         /// write.
-        nonisolated func writingThroughKeyPath(_ body: () -> Void) {
+        func writingThroughKeyPath(_ body: () -> Void) {
             var context = own.context
             context.readHalf = true
             with(context, body)
         }
 
         /// Ends the read half of a write through a key path, once its read has returned.
-        nonisolated func endReadHalf() {
+        func endReadHalf() {
             own.context.readHalf = false
         }
 
         // MARK: View of the global store
 
         /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
-        nonisolated func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
+        func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
             lock.withLock {
                 if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
                 return view.entries[id]
@@ -2243,7 +2092,7 @@ extension InjectedValues {
         ///
         /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
         /// replaced.
-        nonisolated func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
+        func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
             let global = Store.global
             if !view.registered {
                 global.state.threads[ObjectIdentifier(self)] = self
@@ -2261,7 +2110,7 @@ extension InjectedValues {
         /// unlocking.
         ///
         /// Called holding the global store's lock.
-        nonisolated func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyBox? {
+        func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyBox? {
             let removed = lock.withLock {
                 if overridden { view.globalOverrides = true }
                 return view.entries.removeValue(forKey: id)
@@ -2273,7 +2122,7 @@ extension InjectedValues {
         /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
         ///
         /// Called holding the global store's lock.
-        nonisolated func removeViewEntries() -> [AnyBox] {
+        func removeViewEntries() -> [AnyBox] {
             let removed = lock.withLock {
                 defer {
                     view.entries = [:]
@@ -2288,7 +2137,7 @@ extension InjectedValues {
         }
 
         /// Called when the thread exits.
-        nonisolated func unregister() {
+        func unregister() {
             Store.global.withState { state in
                 if view.registered { state.threads[ObjectIdentifier(self)] = nil }
             }
@@ -2301,14 +2150,14 @@ extension InjectedValues {
         /// evaluated on this thread.
         ///
         /// An `InjectionKey`'s variable is read holding this thread's variable lock.
-        nonisolated func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+        func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
             evaluating(key) { K.currentValueIsVariable ? readVariable(key) : K.currentValue }
         }
 
         /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
         ///
         /// It returns `Any`, because its caller knows the key only at run time.
-        nonisolated func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
+        func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
             evaluating(key) { K.testValue }
         }
 
@@ -2319,7 +2168,7 @@ extension InjectedValues {
         /// remember what that read's would; but it is a read of its own, not the read half of a write, and its writes
         /// go where a plain write would.
         @inline(__always)
-        private nonisolated func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
+        private func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
             if let index = own.stack.firstIndex(where: { $0 == key }) {
                 dependencyCycle(Array(own.stack[index...]) + [key])
             }
@@ -2341,7 +2190,7 @@ extension InjectedValues {
         ///
         /// The first read of a key on this thread may be the variable's first access, which runs its initializer: that
         /// read holds no lock, and `Store.variables` keeps writers off the key until it returns.
-        nonisolated func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+        func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
             guard case .none = own.variableLocks else {
                 // A getter, setter or observer of a variable, which runs holding the locks already.
                 return K.currentValue
@@ -2362,7 +2211,7 @@ extension InjectedValues {
         ///
         /// Kept out of line, so that the common path does not look up the metadata of an optional of the value's type.
         @inline(never)
-        private nonisolated func firstReadOfVariable<K: ReadOnlyInjectionKey>(
+        private func firstReadOfVariable<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             _ id: ObjectIdentifier
         ) -> K.Value {
@@ -2373,13 +2222,13 @@ extension InjectedValues {
         }
 
         /// Which variable locks this thread holds; read by this thread only.
-        nonisolated var variableLocks: VariableLocks {
+        var variableLocks: VariableLocks {
             get { own.variableLocks }
             set { own.variableLocks = newValue }
         }
 
         /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
-        nonisolated func noteInitialized(_ id: ObjectIdentifier) {
+        func noteInitialized(_ id: ObjectIdentifier) {
             own.initializedVariables.insert(id)
         }
 
@@ -2397,7 +2246,7 @@ extension InjectedValues {
         ///
         /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
         /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
-        nonisolated func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
+        func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
             var chain: [Any.Type] = []
             var next = ticket
             while next.builder !== self {
@@ -2411,7 +2260,7 @@ extension InjectedValues {
         /// Records that this thread waits for another thread's build.
         ///
         /// Called holding `Store.waits`.
-        nonisolated func beginWaiting(for ticket: BuildTicket) {
+        func beginWaiting(for ticket: BuildTicket) {
             waitingFor = ticket
             waitingKeys = own.stack
         }
@@ -2419,7 +2268,7 @@ extension InjectedValues {
         /// Records that this thread no longer waits.
         ///
         /// Called holding `Store.waits`.
-        nonisolated func endWaiting() {
+        func endWaiting() {
             waitingFor = nil
             waitingKeys = []
         }
@@ -2437,27 +2286,23 @@ extension InjectedValues {
         /// What `lock` guards.
         private struct State: Sendable {
             /// The threads that read variables through the store, whose variable locks a writer takes.
-            nonisolated var readers: [ObjectIdentifier: ThreadState] = [:]
+            var readers: [ObjectIdentifier: ThreadState] = [:]
             /// The keys whose first read has returned.
-            nonisolated var initialized: Swift.Set<ObjectIdentifier> = []
+            var initialized: Swift.Set<ObjectIdentifier> = []
             /// For each key, how many first reads of it are in progress.
-            nonisolated var firstReads: [ObjectIdentifier: Int] = [:]
+            var firstReads: [ObjectIdentifier: Int] = [:]
             /// The thread that writes variables now, if any.
-            nonisolated var writer: ThreadState?
+            var writer: ThreadState?
             /// For each settable key that global writes assigned since the last reset, what its `currentValue` held
             /// before the first of them.
-            nonisolated var originals: [ObjectIdentifier: any Restoring] = [:]
-
-            nonisolated init() {}
+            var originals: [ObjectIdentifier: any Restoring] = [:]
         }
 
-        private nonisolated let lock = Lock(State())
-
-        nonisolated init() {}
+        private let lock = Lock(State())
 
         /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read,
         /// holding no lock; returns what `read` returned, or `nil` if it did not run.
-        nonisolated func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
+        func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
             // A thread that is not yet a reader waits for the writer, which did not take its lock.
             let isFirst = lock.withLock(
                 waitingUntil: { $0.readers[ObjectIdentifier(thread)] != nil || $0.writer == nil }
@@ -2483,7 +2328,7 @@ extension InjectedValues {
         /// It first makes sure that the variable has been read once, running its initializer holding no lock, and
         /// waits, holding no lock, for the first reads in progress and for another writer. A write made by a setter or
         /// observer that a write runs, which holds the locks already, runs at once.
-        nonisolated func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
+        func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
             if case .all = thread.variableLocks { return thread.with(Context(), body) }
             let id = ObjectIdentifier(key)
             while true {
@@ -2507,7 +2352,7 @@ extension InjectedValues {
         }
 
         /// Assigns back every original, and returns the values replaced, to be released after unlocking.
-        nonisolated func restoreAll(on thread: ThreadState) -> [Any] {
+        func restoreAll(on thread: ThreadState) -> [Any] {
             if case .all = thread.variableLocks { return restoreOriginals() }
             let locked = lock.withLock(waitingUntil: { $0.writer == nil }) { state in
                 state.writer = thread
@@ -2519,7 +2364,7 @@ extension InjectedValues {
         /// Records what a key's variable held before the store's first write since the last reset.
         ///
         /// Called by a writer, holding every reader's variable lock.
-        nonisolated func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
+        func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
             lock.withLock { state in
                 let id = ObjectIdentifier(key)
                 guard state.originals[id] == nil else { return }
@@ -2528,7 +2373,7 @@ extension InjectedValues {
         }
 
         /// Called when a thread exits.
-        nonisolated func unregister(_ thread: ThreadState) {
+        func unregister(_ thread: ThreadState) {
             lock.withLock { $0.readers[ObjectIdentifier(thread)] = nil }
         }
 
@@ -2536,7 +2381,7 @@ extension InjectedValues {
         /// context of its own.
         ///
         /// Called once this thread has become the writer; returns having stopped being it.
-        private nonisolated func exclusively<R>(
+        private func exclusively<R>(
             on thread: ThreadState,
             holding locked: [ThreadState],
             _ body: () -> R
@@ -2556,7 +2401,7 @@ extension InjectedValues {
         }
 
         /// Assigns back every original; called by a writer.
-        private nonisolated func restoreOriginals() -> [Any] {
+        private func restoreOriginals() -> [Any] {
             let restores = lock.withLock { state in
                 defer { state.originals = [:] }
                 return Array(state.originals.values)
@@ -2566,13 +2411,9 @@ extension InjectedValues {
 
         /// What a settable key's variable held before the store's first write to it since the last reset.
         private struct Original<K: InjectionKey>: Restoring {
-            nonisolated let value: K.Value
+            let value: K.Value
 
-            nonisolated init(value: K.Value) {
-                self.value = value
-            }
-
-            nonisolated func restore() -> Any {
+            func restore() -> Any {
                 let current = K.currentValue
                 K.currentValue = value
                 return current
@@ -2582,26 +2423,24 @@ extension InjectedValues {
 
     /// A value that assigns something back and returns what it replaced.
     protocol Restoring: Sendable {
-        nonisolated func restore() -> Any
+        func restore() -> Any
     }
 
     /// A set of keys, kept as a short list while it is short: most apps have a few article-style keys, and searching a
     /// few identifiers costs a read less than hashing one.
     struct Keys: Sendable {
-        private nonisolated var few: [ObjectIdentifier] = []
-        private nonisolated var many: Swift.Set<ObjectIdentifier> = []
-        private static nonisolated let listLimit = 16
-
-        nonisolated init() {}
+        private var few: [ObjectIdentifier] = []
+        private var many: Swift.Set<ObjectIdentifier> = []
+        private static let listLimit = 16
 
         @inline(__always)
-        nonisolated func contains(_ id: ObjectIdentifier) -> Bool {
+        func contains(_ id: ObjectIdentifier) -> Bool {
             guard many.isEmpty else { return many.contains(id) }
             for key in few where key == id { return true }
             return false
         }
 
-        nonisolated mutating func insert(_ id: ObjectIdentifier) {
+        mutating func insert(_ id: ObjectIdentifier) {
             guard !contains(id) else { return }
             guard many.isEmpty, few.count < Self.listLimit else {
                 many.formUnion(few)
@@ -2615,28 +2454,28 @@ extension InjectedValues {
 
     /// One thread's build of one `.cached` key in one root.
     final class BuildTicket: Sendable {
-        nonisolated let key: Any.Type
-        nonisolated let builder: ThreadState
+        let key: Any.Type
+        let builder: ThreadState
         /// Whether the builder has its value; from then on nobody waits for this ticket.
         ///
         /// Set, once, holding `Store.waits`, so that a thread holding `Store.waits` sees every ticket as it is.
-        private nonisolated let state = Lock(false)
+        private let state = Lock(false)
 
-        nonisolated init(key: Any.Type, builder: ThreadState) {
+        init(key: Any.Type, builder: ThreadState) {
             self.key = key
             self.builder = builder
         }
 
-        nonisolated var finished: Bool { state.withLock { $0 } }
+        var finished: Bool { state.withLock { $0 } }
 
         /// Called holding `Store.waits`.
-        nonisolated func finish() {
+        func finish() {
             state.withLock { $0 = true }
         }
     }
 
     /// The thread-specific data key under which each thread keeps its `ThreadState`.
-    private static nonisolated let threadKey: pthread_key_t = {
+    private static let threadKey: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { pointer in
             #if !canImport(Darwin)
@@ -2650,7 +2489,7 @@ extension InjectedValues {
     }()
 
     /// What a strict test reports about a key read with neither an override nor a test value.
-    private static nonisolated func missingTestValueMessage(for key: Any.Type) -> String {
+    private static func missingTestValueMessage(for key: Any.Type) -> String {
         """
         InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
         live default. To fix it, override the dependency in the test's update closure \
@@ -2662,7 +2501,7 @@ extension InjectedValues {
 
     /// What a strict test reports about a key read outside every test's scope with neither an override nor a test
     /// value.
-    private static nonisolated func escapingReadMessage(for key: Any.Type) -> String {
+    private static func escapingReadMessage(for key: Any.Type) -> String {
         """
         InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a callback) \
         read \(key), which nothing overrides and which has no test value, so it used the live default. To fix it, \
@@ -2673,7 +2512,7 @@ extension InjectedValues {
     }
 
     /// Stops the process because defaults read each other in a cycle.
-    private static nonisolated func dependencyCycle(_ keys: [Any.Type]) -> Never {
+    private static func dependencyCycle(_ keys: [Any.Type]) -> Never {
         let chain = keys.map { String(describing: $0) }.joined(separator: " → ")
         fatalError(
             """
@@ -2692,10 +2531,10 @@ extension InjectedValues {
     final class Lock<State: Sendable>: @unchecked Sendable {
         // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only in `withLock`, holding the
         // mutex, which the lock destroys only in `deinit`, when no thread can be holding or waiting on it.
-        private nonisolated let plain = PlainLock()
+        private let plain = PlainLock()
         private nonisolated(unsafe) var state: State
 
-        nonisolated init(_ state: State) {
+        init(_ state: State) {
             self.state = state
         }
 
@@ -2703,11 +2542,11 @@ extension InjectedValues {
             plain.destroy()
         }
 
-        nonisolated func lock() {
+        func lock() {
             plain.lock()
         }
 
-        nonisolated func unlock() {
+        func unlock() {
             plain.unlock()
         }
 
@@ -2715,7 +2554,7 @@ extension InjectedValues {
         ///
         /// Until then it waits, giving up the lock, for another thread to call `broadcast()`. The state is only ever
         /// touched here, never across a wait, which is why waiting is part of this method and not of `body`.
-        nonisolated func withLock<R>(
+        func withLock<R>(
             waitingUntil ready: (State) -> Bool = { _ in true },
             _ body: (inout State) throws -> R
         ) rethrows -> R {
@@ -2728,7 +2567,7 @@ extension InjectedValues {
         /// Wakes every thread waiting for the state to be ready.
         ///
         /// Called holding the lock.
-        nonisolated func broadcast() {
+        func broadcast() {
             plain.broadcast()
         }
     }
@@ -2746,37 +2585,37 @@ extension InjectedValues {
 
         /// The mutex and the condition variable, side by side in one allocation.
         private struct Primitives {
-            nonisolated var mutex = pthread_mutex_t()
-            nonisolated var condition = pthread_cond_t()
+            var mutex = pthread_mutex_t()
+            var condition = pthread_cond_t()
         }
 
         /// A lock of its own, which its owner destroys in its `deinit`.
-        nonisolated init() {
+        init() {
             self.init(count: 1)
         }
 
         /// The first of `count` locks, side by side in one allocation.
-        private nonisolated init(count: Int) {
+        private init(count: Int) {
             primitives = .allocate(capacity: count)
             for offset in 0..<count { PlainLock(self, offset: offset).initialize() }
         }
 
         /// The lock `offset` places after `base`.
-        private nonisolated init(_ base: PlainLock, offset: Int) {
+        private init(_ base: PlainLock, offset: Int) {
             primitives = base.primitives + offset
         }
 
         /// The stripe that an object's address picks, among 256 locks shared by every scope and never destroyed.
-        static nonisolated func stripe(for object: AnyObject) -> PlainLock {
+        static func stripe(for object: AnyObject) -> PlainLock {
             let address = UInt(bitPattern: ObjectIdentifier(object))
             return PlainLock(stripes, offset: Int((address >> 4 ^ address >> 12) & 255))
         }
 
         /// The scopes' locks, the first of them.
-        static nonisolated let stripes = PlainLock(count: 256)
+        static let stripes = PlainLock(count: 256)
 
         /// Makes the mutex and the condition variable.
-        private nonisolated func initialize() {
+        private func initialize() {
             primitives.initialize(to: Primitives())
             let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
             precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
@@ -2785,24 +2624,24 @@ extension InjectedValues {
         }
 
         /// Destroys the mutex and condition variable of a lock of its own, from the owner's `deinit`.
-        nonisolated func destroy() {
+        func destroy() {
             pthread_cond_destroy(&primitives.pointee.condition)
             pthread_mutex_destroy(&primitives.pointee.mutex)
             primitives.deinitialize(count: 1)
             primitives.deallocate()
         }
 
-        nonisolated func lock() {
+        func lock() {
             pthread_mutex_lock(&primitives.pointee.mutex)
         }
 
-        nonisolated func unlock() {
+        func unlock() {
             pthread_mutex_unlock(&primitives.pointee.mutex)
         }
 
         /// Runs `body` holding the lock.
         @inline(__always)
-        nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        func withLock<R>(_ body: () throws -> R) rethrows -> R {
             lock()
             defer { unlock() }
             return try body()
@@ -2811,26 +2650,26 @@ extension InjectedValues {
         /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
         ///
         /// Called holding the lock. Callers check their condition again afterwards, as a wake-up may be spurious.
-        nonisolated func wait() {
+        func wait() {
             pthread_cond_wait(&primitives.pointee.condition, &primitives.pointee.mutex)
         }
 
         /// Wakes every thread waiting in `wait()`.
         ///
         /// Called holding the lock.
-        nonisolated func broadcast() {
+        func broadcast() {
             pthread_cond_broadcast(&primitives.pointee.condition)
         }
     }
 }
 
-extension InjectedValues.Lock where State == Void {
-    nonisolated convenience init() {
+nonisolated extension InjectedValues.Lock where State == Void {
+    convenience init() {
         self.init(())
     }
 
     /// Runs `body` holding the lock.
-    nonisolated func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
         try plain.withLock(body)
     }
 }
