@@ -2,7 +2,9 @@
 # Counts the instructions one read executes, with callgrind, for the article's pattern and for Injected. Unlike wall
 # time on a shared machine, the counts do not depend on load or on code layout, so their ratios repeat exactly.
 # Each side is its own module built with -O, as in an app. Prints a Markdown table; needs valgrind. With
-# --build-only, it only builds the client, for tasks.sh.
+# --build-only, it only builds the client, for tasks.sh and wallclock.sh. With --check, it counts each read that
+# instructions-baseline.txt lists and fails if any costs more than 3% above its baseline: callgrind's counts repeat
+# exactly, so this check cannot flake.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
@@ -32,6 +34,23 @@ per_read() {
         | awk '/Collected/ { print $4 }')
     echo $(((large - small) / 10000))
 }
+
+if [ "${1:-}" = "--check" ]; then
+    failed=0
+    echo "| Read | Baseline | Now | Change |"
+    echo "|---|---|---|---|"
+    while read -r mode baseline _; do
+        case "$mode" in ''|'#'*) continue ;; esac
+        count=$(per_read "$mode")
+        change=$(awk "BEGIN { printf \"%+.1f%%\", ($count - $baseline) * 100 / $baseline }")
+        echo "| ${mode//-/ } | $baseline | $count | $change |"
+        if [ $((count * 100)) -gt $((baseline * 103)) ]; then
+            echo "error: ${mode//-/ } costs $count instructions, more than 3% above its baseline of $baseline" >&2
+            failed=1
+        fi
+    done < instructions-baseline.txt
+    exit $failed
+fi
 
 article=$(per_read article)
 echo "| Read | Instructions | Ratio to the article's pattern |"

@@ -200,10 +200,46 @@ func handlePlain(_ provider: any Providing) async -> Int {
     provider.id
 }
 
+/// The wall-clock cost of reads against the article's pattern: `rounds` rounds, each timing `count` reads of the article's
+/// pattern and of Injected with nothing overridden, inside a scope (through an object made outside it), and inside the
+/// scope an object was made in, in an order that turns with the round. Prints the median, lower and upper quartile of
+/// the per-round ratios to the article's read, one line for each of the three.
+func wallClock(count: Int, rounds: Int) {
+    func time(_ read: () -> Int) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        precondition(read() > 0)
+        return Double(DispatchTime.now().uptimeNanoseconds - start)
+    }
+    func inScope(_ body: (InjectedController) -> Double) -> Double {
+        withInjectedValues { $0.provider = Provider(id: 3) } operation: { body(InjectedController()) }
+    }
+    let article = ArticleController()
+    let plain = InjectedController()
+    var ratios: [[Double]] = [[], [], []]
+    for round in 0..<rounds {
+        var times = [0.0, 0.0, 0.0, 0.0]
+        for turn in 0..<4 {
+            switch (round + turn) % 4 {
+            case 0: times[0] = time { readArticle(article, count) }
+            case 1: times[1] = time { readInjected(plain, count) }
+            case 2: times[2] = inScope { _ in time { readInjected(plain, count) } }
+            default: times[3] = inScope { scoped in time { readInjected(scoped, count) } }
+            }
+        }
+        for kind in 0..<3 { ratios[kind].append(times[kind + 1] / times[0]) }
+    }
+    for kind in ratios {
+        let sorted = kind.sorted()
+        print(sorted[sorted.count / 2], sorted[sorted.count / 4], sorted[sorted.count * 3 / 4])
+    }
+}
+
 let count = Int(CommandLine.arguments[2])!
 switch CommandLine.arguments[1] {
 case "article":
     print(readArticle(ArticleController(), count))
+case "wall-clock":
+    wallClock(count: count, rounds: 41)
 case "nothing-overridden":
     print(readInjected(InjectedController(), count))
 case "made-in-an-ended-scope":

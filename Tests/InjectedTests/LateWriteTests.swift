@@ -2,27 +2,33 @@ import Foundation
 import Injected
 import Testing
 
-/// What a write made after a scope's operation returned does: a task started in the operation that outlives it
-/// keeps its writes to itself and the other tasks of that run, and objects made in the scope see what the update
-/// closure set.
+/// What a write made after a scope's operation returned does: the scope runs while any task started in it does, so
+/// the write is seen by everything made in the scope until the last of them ends, and then what the update closure
+/// set is what remains.
 @Suite("Writes made after the operation returned")
 struct LateWriteTests {
-    @Test("a task's write after the operation returned is not seen by objects made in the scope")
-    func lateWriteDoesNotReachObjects() async {
+    @Test("a task's late write is seen by objects made in the scope while it runs, and dropped when it ends")
+    func lateWriteReachesObjectsWhileTheRunLasts() async {
+        let gate = AsyncGate()
         let (model, task) = withInjectedValues {
             $0.lateLabel = "configured"
         } operation: {
             let model = LabelModel()
             let task = Task {
-                await Task.yield()
+                await gate.wait()
                 InjectedValues[\.lateLabel] = "late"
-                // The task still reads its own write.
-                return InjectedValues[\.lateLabel]
+                // Another thread, outside every scope, reads through the object made in the scope.
+                return (InjectedValues[\.lateLabel], await Task.detached { model.label }.value)
             }
             return (model, task)
         }
-        #expect(await task.value == "late")
         #expect(model.label == "configured")
+        await gate.open()
+        let (own, throughTheObject) = await task.value
+        #expect(own == "late")
+        #expect(throughTheObject == "late")
+        // The task has ended, and with it the scope's run.
+        #expect(await eventually { model.label == "configured" })
         let child = withInjectedValues(from: model.$label) { _ in
         } operation: {
             LabelModel()
@@ -112,6 +118,16 @@ struct OutlivingTaskTests {
         #expect(before == Array(repeating: "alice", count: 5))
         #expect(after == Array(repeating: "bob", count: 5))
     }
+}
+
+/// Whether `condition` holds within five seconds, checked every millisecond: a task's locals are released shortly after
+/// its value is returned.
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<5_000 {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
 }
 
 /// A gate that one task opens and another waits for.
