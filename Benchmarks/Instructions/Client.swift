@@ -211,7 +211,11 @@ func wallClock(count: Int, rounds: Int) {
         return Double(DispatchTime.now().uptimeNanoseconds - start)
     }
     func inScope(_ body: (InjectedController) -> Double) -> Double {
-        withInjectedValues { $0.provider = Provider(id: 3) } operation: { body(InjectedController()) }
+        withInjectedValues {
+            $0.provider = Provider(id: 3)
+        } operation: {
+            body(InjectedController())
+        }
     }
     let article = ArticleController()
     let plain = InjectedController()

@@ -1181,6 +1181,22 @@ nonisolated extension InjectedValues {
                 }
                 // Released here, outside the lock, because a value's deinit is user code.
                 withExtendedLifetime(written) {}
+                if let root = lookup.root { Run.ended(scope, in: root) }
+            }
+
+            /// When the run of a fresh scope's own level ends, its root drops what was built from what the run wrote,
+            /// which may hold a value the run wrote that remembers the scope, and builds nothing from it again.
+            private static func ended(_ scope: Scope, in root: Scope) {
+                let built = root.withState { state -> [AnyBox] in
+                    guard state.root!.own?.level === scope else { return [] }
+                    state.root!.ownRunEnded = true
+                    return state.root!.cache.compactMap { id, entry in
+                        guard case .ready(let box, fromRun: true) = entry else { return nil }
+                        state.root!.cache[id] = nil
+                        return box
+                    }
+                }
+                withExtendedLifetime(built) {}
             }
 
             /// The box of a key's override in the running scope.
@@ -1246,10 +1262,18 @@ nonisolated extension InjectedValues {
             /// goes back to when the run ends; `nil` while the two are the same.
             var kept: Overrides?
             var phase = Phase.settingUp
-            /// A root's `.cached` values, built or being built.
+            /// What only a root keeps; `nil` for a level.
+            var root: Root?
+        }
+
+        /// What a root keeps beside its overrides, guarded by its lock.
+        struct Root {
+            /// The `.cached` values, built or being built.
             var cache = [ObjectIdentifier: CacheEntry]()
             /// A fresh scope's root: the fresh scope's lookup, which its builds read through while it lives.
             weak var own: Lookup?
+            /// A fresh scope's root: whether the run of the fresh scope's own level has ended.
+            var ownRunEnded = false
             /// The global store's root: the threads that have a view of it, which its writes and resets update.
             var threads = [ObjectIdentifier: ThreadState]()
         }
@@ -1271,9 +1295,10 @@ nonisolated extension InjectedValues {
         private(set) nonisolated(unsafe) var lock: PlainLock
 
         /// A level, or with a policy or a world, a root.
-        init(testPolicy: TestPolicy? = nil, world: Scope? = nil) {
+        init(root: Bool = false, testPolicy: TestPolicy? = nil, world: Scope? = nil) {
             self.testPolicy = testPolicy
             self.world = world
+            if root { state.root = Root() }
             lock = PlainLock.stripes
             lock = .stripe(for: self)
         }
@@ -1304,6 +1329,14 @@ nonisolated extension InjectedValues {
             }
         }
 
+        /// Whether the scope runs and something has been written (or reset) in the run.
+        var runHasWritten: Bool {
+            withState { state in
+                guard case .running = state.phase else { return false }
+                return state.kept != nil
+            }
+        }
+
         /// Overrides a key, and returns what the write replaced, to be released after unlocking.
         func write(_ box: AnyBox, for id: ObjectIdentifier) -> [AnyBox] {
             withState { state in
@@ -1320,10 +1353,11 @@ nonisolated extension InjectedValues {
         func takeAll() -> [AnyBox] {
             withState { state in
                 if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
-                var taken = state.overrides.boxes + state.threads.values.flatMap { $0.removeViewEntries() }
+                var taken =
+                    state.overrides.boxes + (state.root?.threads.values.flatMap { $0.removeViewEntries() } ?? [])
                 state.overrides = Overrides()
-                for case .ready(let box) in state.cache.values { taken.append(box) }
-                state.cache = [:]
+                for case .ready(let box, _)? in state.root?.cache.values ?? [:].values { taken.append(box) }
+                state.root?.cache = [:]
                 // Threads waiting for a build that the reset dropped build it again.
                 lock.broadcast()
                 return taken
@@ -1342,9 +1376,9 @@ nonisolated extension InjectedValues {
 
         /// Opens a fresh scope: a level of its own on a root of its own, in `world`, or in a world of its own.
         static func openedFresh(_ testPolicy: TestPolicy?, world: Scope?) -> Opened {
-            let root = Scope(testPolicy: testPolicy, world: world)
+            let root = Scope(root: true, testPolicy: testPolicy, world: world)
             let lookup = Lookup(level: Scope(), rest: nil, root: root)
-            root.withState { $0.own = lookup }
+            root.withState { $0.root!.own = lookup }
             return Opened(lookup: lookup, around: Lookup(level: nil, rest: nil, root: root))
         }
 
@@ -1452,8 +1486,9 @@ nonisolated extension InjectedValues {
     enum CacheEntry: Sendable {
         /// A thread is evaluating the key's `currentValue`; readers wait for it.
         case building(BuildTicket)
-        /// The value, a `Box` of the key's value type.
-        case ready(AnyBox)
+        /// The value, a `Box` of the key's value type, and whether it was built from what the run of a fresh scope's
+        /// own level wrote, which the run's end drops.
+        case ready(AnyBox, fromRun: Bool)
     }
 
     /// The global store and the operations on every scope.
@@ -1461,7 +1496,7 @@ nonisolated extension InjectedValues {
     enum Store {
         /// The global store's root: overrides made while no scope is active, and the process-wide cache of `.cached`
         /// values.
-        static let global = Scope()
+        static let global = Scope(root: true)
 
         /// The lock of the wait graph.
         ///
@@ -1498,7 +1533,7 @@ nonisolated extension InjectedValues {
                     })
                 else { return [] }
                 // Views answer reads of `.uncached` keys without asking the global store, which now has to decide.
-                return state.threads.values.flatMap { $0.removeViewEntries() }
+                return state.root!.threads.values.flatMap { $0.removeViewEntries() }
             }
             withExtendedLifetime(dropped) {}
         }
@@ -1695,8 +1730,8 @@ nonisolated extension InjectedValues {
                     root.lock.unlock()
                     return defaultValue(for: key, in: root, on: thread)
                 }
-                switch root.state.cache[id] {
-                case .ready(let box)?:
+                switch root.state.root!.cache[id] {
+                case .ready(let box, _)?:
                     let value = unbox(box, as: K.Value.self)
                     if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
                     root.lock.unlock()
@@ -1714,41 +1749,52 @@ nonisolated extension InjectedValues {
                     waits.withLock { thread.endWaiting() }
                 case nil where keepsNothing:
                     root.lock.unlock()
-                    return build(key, in: root, on: thread)
+                    return build(key, in: root, on: thread).value
                 case nil:
                     let ticket = BuildTicket(key: key, builder: thread)
-                    root.state.cache[id] = .building(ticket)
+                    root.state.root!.cache[id] = .building(ticket)
                     root.lock.unlock()
-                    let value = build(key, in: root, on: thread)
+                    let (value, fromRun) = build(key, in: root, on: thread)
                     root.lock.lock()
                     waits.withLock { ticket.finish() }
                     root.lock.broadcast()
-                    guard case .building(let current)? = root.state.cache[id], current === ticket else {
+                    guard case .building(let current)? = root.state.root!.cache[id], current === ticket else {
                         // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
                         // cache stays as the reset left it.
                         root.lock.unlock()
                         return value
                     }
-                    root.state.cache[id] = .ready(Box(value))
+                    guard !fromRun || !root.state.root!.ownRunEnded else {
+                        // Built from what a run wrote, which has ended meanwhile: the value goes to its caller only.
+                        root.state.root!.cache[id] = nil
+                        root.lock.unlock()
+                        return value
+                    }
+                    root.state.root!.cache[id] = .ready(Box(value), fromRun: fromRun)
                 // The next turn finds the value ready (or an override written meanwhile) and returns it.
                 }
             }
         }
 
-        /// Evaluates a `.cached` key's default for the root that keeps it, outside every scope.
+        /// Evaluates a `.cached` key's default for the root that keeps it, outside every scope, and says whether it was
+        /// built from what the run of a fresh scope's own level wrote.
         ///
         /// It reads and writes in the root's own lookup (a fresh scope's own level, while the scope lives, and its
         /// root), so that an override made by a nested scope is not baked into an instance every scope shares. What it
         /// makes and captures remembers no scope, and tasks it starts are bound to none: the value is shared by every
         /// scope of the root and outlives them, and a value in a root's cache that remembered the root, or a task that
-        /// kept it, would keep it alive.
+        /// kept it, would keep it alive. A value built while the fresh scope's run had written something may hold what
+        /// the run wrote, which may remember the scope: the root keeps it only while that run lasts.
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Scope,
             on thread: ThreadState
-        ) -> K.Value {
-            let own = root === global ? nil : root.withState { $0.own } ?? Lookup(level: nil, rest: nil, root: root)
-            return thread.outsideEveryScope(in: own) { defaultValue(for: key, in: root, on: thread) }
+        ) -> (value: K.Value, fromRun: Bool) {
+            let own =
+                root === global ? nil : root.withState { $0.root!.own } ?? Lookup(level: nil, rest: nil, root: root)
+            let wroteBefore = own?.level?.runHasWritten ?? false
+            let value = thread.outsideEveryScope(in: own) { defaultValue(for: key, in: root, on: thread) }
+            return (value, wroteBefore || own?.level?.runHasWritten ?? false)
         }
 
         /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
@@ -1788,7 +1834,9 @@ nonisolated extension InjectedValues {
                 return assign(value, to: settable)
             } else {
                 replaced = global.withState { state in
-                    var replaced = state.threads.values.compactMap { $0.removeViewEntry(for: id, overridden: true) }
+                    var replaced = state.root!.threads.values.compactMap {
+                        $0.removeViewEntry(for: id, overridden: true)
+                    }
                     if let previous = state.overrides.updateValue(box, forKey: id) { replaced.append(previous) }
                     return replaced
                 }
@@ -1814,8 +1862,10 @@ nonisolated extension InjectedValues {
             if K.lifetime == .cached {
                 // The cached value was built from the default this write replaced.
                 let dropped: [AnyBox] = global.withState { state in
-                    var dropped = state.threads.values.compactMap { $0.removeViewEntry(for: id, overridden: false) }
-                    if case .ready(let box)? = state.cache.removeValue(forKey: id) { dropped.append(box) }
+                    var dropped = state.root!.threads.values.compactMap {
+                        $0.removeViewEntry(for: id, overridden: false)
+                    }
+                    if case .ready(let box, _)? = state.root!.cache.removeValue(forKey: id) { dropped.append(box) }
                     global.lock.broadcast()
                     return dropped
                 }
@@ -1832,7 +1882,7 @@ nonisolated extension InjectedValues {
             if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
                 let level = writes.level
             {
-                let root = writes.root.flatMap { root in root.withState { $0.own?.level } === level ? root : nil }
+                let root = writes.root.flatMap { root in root.withState { $0.root!.own?.level } === level ? root : nil }
                 dropped = level.takeAll() + (root?.takeAll() ?? [])
             } else {
                 // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
@@ -2095,7 +2145,7 @@ nonisolated extension InjectedValues {
         func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
             let global = Store.global
             if !view.registered {
-                global.state.threads[ObjectIdentifier(self)] = self
+                global.state.root!.threads[ObjectIdentifier(self)] = self
             }
             lock.withLock {
                 if !view.registered {
@@ -2139,7 +2189,7 @@ nonisolated extension InjectedValues {
         /// Called when the thread exits.
         func unregister() {
             Store.global.withState { state in
-                if view.registered { state.threads[ObjectIdentifier(self)] = nil }
+                if view.registered { state.root!.threads[ObjectIdentifier(self)] = nil }
             }
             Store.variables.unregister(self)
         }

@@ -89,6 +89,24 @@ struct ScopeOwnershipTests {
         #expect(released.value == 1)
     }
 
+    @Test(
+        "1,000 fresh scopes whose cached service holds a value the operation wrote, remembering the scope, release both"
+    )
+    func cachedServiceHoldingAWrittenValue() {
+        let released = Counter()
+        for _ in 0..<1_000 {
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                InjectedValues[\.holdingClient] = HoldingClient(released)
+                let holder = InjectedValues[\.holdingService]
+                #expect(holder.client.label.wrappedValue == "default")
+                // A later read is the same instance, while the run lasts.
+                #expect(InjectedValues[\.holdingService] === holder)
+            }
+        }
+        #expect(released.value == 1_000)
+    }
+
     @Test("1,000 scopes each writing, during the operation, a value that remembers the scope release every value")
     func operationWritesAreReleased() {
         let released = Counter()
@@ -202,6 +220,11 @@ private final class HoldingClient: Sendable {
     deinit { released.increment() }
 }
 
+/// A cached service that keeps the client it found, as a service built from its dependencies does.
+private final class HoldingService: Sendable {
+    let client = InjectedValues[\.holdingClient]
+}
+
 /// Releases of the clients the two cached keys build; each key is read by one test only.
 private let freshCapturingClients = Counter()
 private let testCapturingClients = Counter()
@@ -225,6 +248,11 @@ private enum CapturingClientKey: ReadOnlyInjectionKey {
 
 private enum HoldingClientKey: ReadOnlyInjectionKey {
     static var currentValue: HoldingClient { HoldingClient(Counter()) }
+}
+
+private enum HoldingServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: HoldingService { HoldingService() }
+    static var lifetime: InjectionLifetime { .cached }
 }
 
 private enum FreshCapturingClientKey: ReadOnlyInjectionKey {
@@ -261,6 +289,11 @@ extension InjectedValues {
     fileprivate var holdingClient: HoldingClient {
         get { Self[HoldingClientKey.self] }
         set { Self[HoldingClientKey.self] = newValue }
+    }
+
+    fileprivate var holdingService: HoldingService {
+        get { Self[HoldingServiceKey.self] }
+        set { Self[HoldingServiceKey.self] = newValue }
     }
 
     fileprivate var freshCapturingClient: CapturingClient {
