@@ -200,10 +200,12 @@ func handlePlain(_ provider: any Providing) async -> Int {
     provider.id
 }
 
-/// The wall-clock cost of reads against the article's pattern: `rounds` rounds, each timing `count` reads of the article's
-/// pattern and of Injected with nothing overridden, inside a scope (through an object made outside it), and inside the
-/// scope an object was made in, in an order that turns with the round. Prints the median, lower and upper quartile of
-/// the per-round ratios to the article's read, one line for each of the three.
+/// Times reads against the article's pattern on the wall clock, and prints the ratios.
+///
+/// Each of `rounds` rounds times `count` reads of the article's pattern and of Injected with nothing overridden, inside a
+/// scope (through an object made outside it), and inside the scope an object was made in, in an order that turns with
+/// the round. It prints the median, lower and upper quartile of the per-round ratios to the article's read, one line for
+/// each of the three.
 func wallClock(count: Int, rounds: Int) {
     func time(_ read: () -> Int) -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
