@@ -1624,7 +1624,7 @@ nonisolated extension InjectedValues {
             guard inLine else { return value(for: key, bound: nil) }
             guard let run = Scope.binding.get().run else {
                 guard lent != nil, let state else {
-                    return globalValue(for: key, on: (state ?? ThreadState.makeCurrent()).takeUnretainedValue())
+                    return globalValue(for: key, on: state?.takeUnretainedValue() ?? ThreadState.current)
                 }
                 // A property made in a scope, read outside any: its lookup alone, and its first level in line.
                 if let box = state.takeUnretainedValue().lent?.firstBox(for: ObjectIdentifier(key)) {
@@ -2007,7 +2007,9 @@ nonisolated extension InjectedValues {
         /// This thread's state, made on first use and released when the thread exits.
         @inline(__always)
         static var current: ThreadState {
-            (existing ?? makeCurrent()).takeUnretainedValue()
+            if let state = existing { return state.takeUnretainedValue() }
+            makeCurrent()
+            return existing!.takeUnretainedValue()
         }
 
         /// This thread's state, unretained, or `nil` before the thread's first use of the library.
@@ -2017,17 +2019,13 @@ nonisolated extension InjectedValues {
         /// need not retain it. Every access to the slot's pointer is here, in `makeCurrent()`, and in the key's
         /// destructor.
         @inline(__always)
-        static var existing: Unmanaged<ThreadState>? {
-            pthread_getspecific(threadKey).map { Unmanaged<ThreadState>.fromOpaque($0) }
-        }
+        static var existing: Unmanaged<ThreadState>? { pthread_getspecific(threadKey).map { .fromOpaque($0) } }
 
         /// Makes this thread's state, on its first use of the library, and gives the slot its reference.
         @inline(never)
-        static func makeCurrent() -> Unmanaged<ThreadState> {
+        static func makeCurrent() {
             // The slot owns one reference, which the key's destructor takes back when the thread exits.
-            let state = Unmanaged.passRetained(ThreadState())
-            pthread_setspecific(threadKey, state.toOpaque())
-            return state
+            pthread_setspecific(threadKey, Unmanaged.passRetained(ThreadState()).toOpaque())
         }
 
         // MARK: Context
@@ -2039,8 +2037,8 @@ nonisolated extension InjectedValues {
         /// The context of the operation in progress on this thread; read by this thread only.
         var context: Context { own.context }
 
-        /// Whether a read on the thread whose state is `state` needs nothing of its context but the identity of the lookup
-        /// lent, if any, which comes with the answer; read in place, without retaining the state.
+        /// Whether a read on the thread whose state is `state` needs nothing of its context but the identity of the
+        /// lookup lent, if any, which comes with the answer; read in place, without retaining the state.
         @inline(__always)
         static func readsInLine(_ state: Unmanaged<ThreadState>?) -> (Bool, ObjectIdentifier?) {
             guard let context = state?.takeUnretainedValue().own.context else { return (true, nil) }
@@ -2074,7 +2072,12 @@ nonisolated extension InjectedValues {
             // generic metadata. The property that calls this holds `lookup` for the whole call. The state is reached
             // through its unretained reference at each use, which the thread-specific slot keeps alive until the thread
             // exits, so that a read retains nothing for it.
-            let state = existing ?? makeCurrent()
+            let state =
+                existing
+                ?? {
+                    makeCurrent()
+                    return existing!
+                }()
             if state.takeUnretainedValue().own.context.lentID != nil {
                 return try lendingAgain(lookup, forWrite, state.takeUnretainedValue().own.context, body)
             }
