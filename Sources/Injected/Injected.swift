@@ -62,10 +62,12 @@ import Bionic
 /// > as in the article. For a dependency that code never assigns directly, declare a ``ReadOnlyInjectionKey``
 /// > instead: the store then keeps overrides itself, and the compiler proves the key race-free.
 ///
-/// Declare `currentValue` as a stored property. Its initializer runs under no lock of the store's, and may read other
-/// dependencies. Its setter and observers (`didSet`) run, during a global write or reset, holding every thread's lock
-/// of the store's variables: they may read and write dependencies, but must not wait for another thread, for example
-/// by reading a `.cached` dependency that another thread is still building.
+/// Declare `currentValue` as a stored property. Its initializer runs on the variable's first read, under no lock of
+/// the store's and outside every scope, as a `.cached` default does: it may read other dependencies, which it reads
+/// in the global store, and a value it makes remembers no scope, so that it does not remember the request that
+/// happened to read it first. Its setter and observers (`didSet`) run, during a global write or reset, holding every
+/// thread's lock of the store's variables: they may read and write dependencies, but must not wait for another
+/// thread, for example by reading a `.cached` dependency that another thread is still building.
 public protocol InjectionKey: ReadOnlyInjectionKey {
     /// The dependency's global value: its default, and what a write made outside any scope assigns.
     ///
@@ -196,7 +198,8 @@ public nonisolated enum InjectionLifetime: Hashable, Sendable {
     /// The value is built exactly once, even when many threads read it for the first time at the same moment: one
     /// thread builds it while the others wait. It is cached in the global store, or in the fresh scope that is
     /// active (see ``withInjectedValues(fresh:_:operation:)``), and it is built in that store's context, so an
-    /// override made by a nested scope never leaks into a shared instance.
+    /// override made by a nested scope never leaks into a shared instance. Since it outlives every scope that reads
+    /// it, it remembers none: properties it makes, scopes it captures and tasks it starts resolve outside every scope.
     case cached
 }
 
@@ -289,10 +292,14 @@ public nonisolated struct InjectedValues: Sendable {
     /// InjectedValues[\.formatters.duration] = DurationFormatter(style: .short)
     /// ```
     ///
-    /// Swift writes through a key path by reading the accessor first. That read is not one the caller made: it
-    /// builds no `.cached` value into a cache (where nothing is cached yet, it evaluates the default and lets it go),
-    /// and in a strict test it reports nothing. To override a dependency without evaluating its default at all, write
-    /// it in the update closure of ``withInjectedValues(fresh:_:operation:)`` or with the test trait's `.injecting`.
+    /// Swift writes through a key path by calling the accessor's getter first, and a `WritableKeyPath` has no
+    /// operation that calls only the setter. So this write evaluates the dependency's default where nothing overrides
+    /// it: the key's test value in a test, if it declares one, and otherwise its live default. That read is not one
+    /// the caller made: nothing it evaluates is reported in a strict test, and in a test nothing it builds is cached.
+    /// Outside tests it is an ordinary read, so a `.cached` default it builds is the one every later read gets. To
+    /// override a dependency without evaluating its default at all, write it in an update closure:
+    /// `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
+    /// `.injectedValues { $0.networkProvider = mock }`, calls the accessor's setter alone.
     ///
     /// A write to a nested path reads the outer dependency, changes the part, and overrides the outer dependency
     /// with the result. That read and write are two steps, not one: two threads writing parts of one dependency at
@@ -305,7 +312,7 @@ public nonisolated struct InjectedValues: Sendable {
         set {
             var values = InjectedValues()
             // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
-            // caller made: it caches nothing and, in a strict test, reports nothing.
+            // caller made: in a test it caches nothing, and it reports nothing.
             InjectedValues.ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
         }
     }
@@ -2546,9 +2553,9 @@ nonisolated extension InjectedValues {
         """
         InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
         live default. To fix it, override the dependency in the test's update closure \
-        (.injectedValues { $0.… = mock }), which sets it without evaluating the live one, or with \
-        .injecting(\\.…, mock), or give the key a value for every test: \
-        extension \(key): TestValueKey { static var testValue: … { … } }.
+        (.injectedValues { $0.… = mock }), which sets it without evaluating the live one, or give the key a value \
+        for every test: extension \(key): TestValueKey { static var testValue: … { … } }. (.injecting(\\.…, mock) \
+        sets it too, but first builds the live one once, since Swift reads a key path before writing through it.)
         """
     }
 

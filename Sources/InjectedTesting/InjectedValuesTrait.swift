@@ -156,9 +156,11 @@ extension Trait where Self == InjectedValuesTrait {
     /// func loadsTheReport() async throws { … }
     /// ```
     ///
-    /// Swift writes through a key path by reading the accessor first. The trait writes through the store's key-path
-    /// subscript, so that this read keeps no live instance and, in a strict suite, reports nothing; to set a
-    /// dependency without evaluating its default at all, assign it in the update closure,
+    /// Swift writes through a key path by calling the accessor's getter first (a `WritableKeyPath` has no operation
+    /// that calls only the setter), so where the key has no test value, this builds its live default once before
+    /// replacing it. The trait writes through the store's key-path subscript, so that this build, and everything it
+    /// reads, reports nothing in a strict suite and keeps nothing in the test's cache. To set a dependency without
+    /// evaluating its default at all, assign it in the update closure,
     /// `.injectedValues { $0.networkProvider = MockedNetworkProvider() }`.
     ///
     /// - Parameters:
