@@ -259,25 +259,13 @@ public nonisolated struct InjectedValues: Sendable {
     /// the innermost active scope; when no scope is active, it assigns an ``InjectionKey``'s `currentValue`, and
     /// overrides any other key in the global store.
     ///
+    /// For an ``InjectionKey``, a read of its `currentValue` holds the reading thread's lock, and a write outside any
+    /// scope holds every thread's, so that reads and writes made through the store never race, whatever the key's
+    /// value type. Reads and writes of `Key.currentValue` made directly are the caller's to synchronize, as for any
+    /// global variable.
+    ///
     /// - Parameter key: The key of the dependency.
     public static subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectedValues.Store.value(for: key) }
-        // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
-        // every write.
-        @inlinable
-        set { InjectedValues.Store.override(key, with: newValue, in: InjectedValues.Box(newValue)) }
-    }
-
-    /// Reads or overrides the dependency an article-style key stands for, taking turns with the store's writes to
-    /// its `currentValue`.
-    ///
-    /// Accessors that name an ``InjectionKey`` use this subscript, with the same spelling as for any other key. A
-    /// read of the key's `currentValue` holds the reading thread's lock, and a write outside any scope holds every
-    /// thread's, so that reads and writes made through the store never race, whatever the key's value type. Reads
-    /// and writes of `Key.currentValue` made directly are the caller's to synchronize, as for any global variable.
-    ///
-    /// - Parameter key: The key of the dependency.
-    public static subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { InjectedValues.Store.value(for: key) }
         // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
         // every write.
@@ -349,16 +337,6 @@ public nonisolated struct InjectedValues: Sendable {
     ///
     /// - Parameter key: The key of the dependency.
     public subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { Self[key] }
-        nonmutating set { Self[key] = newValue }
-    }
-
-    /// Reads or overrides the dependency an article-style key stands for, for accessors written in SwiftUI's style.
-    ///
-    /// It behaves exactly like the static subscript `InjectedValues[Key.self]` for an ``InjectionKey``.
-    ///
-    /// - Parameter key: The key of the dependency.
-    public subscript<K: InjectionKey>(key: K.Type) -> K.Value {
         get { Self[key] }
         nonmutating set { Self[key] = newValue }
     }
