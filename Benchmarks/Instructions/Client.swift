@@ -13,8 +13,33 @@ struct Provider: Providing {
     let id: Int
 }
 
+/// A `static let` read as it is on every read: what the article's pattern does.
 enum ProviderKey: ReadOnlyInjectionKey {
     static let currentValue: any Providing = Provider(id: 1)
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
+/// A key that says nothing of its lifetime, so the store builds its default once and keeps it.
+enum DefaultLifetimeProviderKey: ReadOnlyInjectionKey {
+    static var currentValue: any Providing { Provider(id: 1) }
+}
+
+extension InjectedValues {
+    var defaultLifetimeProvider: any Providing {
+        get { Self[DefaultLifetimeProviderKey.self] }
+        set { Self[DefaultLifetimeProviderKey.self] = newValue }
+    }
+}
+
+struct DefaultLifetimeController {
+    @Injected(\.defaultLifetimeProvider) var provider
+}
+
+@inline(never)
+func readDefaultLifetime(_ controller: DefaultLifetimeController, _ count: Int) -> Int {
+    var sum = 0
+    for _ in 0..<count { sum &+= controller.provider.id }
+    return sum
 }
 
 extension InjectedValues {
@@ -248,6 +273,8 @@ case "wall-clock":
     wallClock(count: count, rounds: 41)
 case "nothing-overridden":
     print(readInjected(InjectedController(), count))
+case "cached-default":
+    print(readDefaultLifetime(DefaultLifetimeController(), count))
 case "made-in-an-ended-scope":
     let controller = withInjectedValues {
         $0.provider = Provider(id: 6)

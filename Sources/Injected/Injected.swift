@@ -91,7 +91,6 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
 /// ```swift
 /// private enum ClockKey: ReadOnlyInjectionKey {
 ///     static var currentValue: any Clock { SystemClock() }
-///     static var lifetime: InjectionLifetime { .cached }
 /// }
 ///
 /// extension InjectedValues {
@@ -107,8 +106,9 @@ public protocol InjectionKey: ReadOnlyInjectionKey {
 /// drops the override. ``InjectionKey`` refines this protocol with a settable `currentValue`, the article's contract.
 ///
 /// > Important: While nothing overrides the key, what a read returns depends on ``lifetime``. With the default,
-/// > ``InjectionLifetime/uncached``, every read asks `currentValue` again, so a computed `currentValue` makes a new
-/// > instance per read. See ``InjectionLifetime``.
+/// > ``InjectionLifetime/cached``, the first read builds `currentValue` and every later read gets that one instance,
+/// > so a service with state is made once. A key whose `currentValue` is a factory, making a new instance for every
+/// > read, declares `static var lifetime: InjectionLifetime { .uncached }`. See ``InjectionLifetime``.
 public nonisolated protocol ReadOnlyInjectionKey {
     /// The type of the dependency this key stands for.
     ///
@@ -126,8 +126,9 @@ public nonisolated protocol ReadOnlyInjectionKey {
 
     /// How the store uses ``currentValue`` while nothing overrides the key.
     ///
-    /// The default is ``InjectionLifetime/uncached``. Declare `static var lifetime: InjectionLifetime { .cached }`
-    /// to build the default once and keep it.
+    /// The default is ``InjectionLifetime/cached``, which builds the default once and keeps it, for a key whose
+    /// `currentValue` cannot be assigned, and ``InjectionLifetime/uncached`` for an ``InjectionKey``, whose variable
+    /// every read asks. Declare `static var lifetime: InjectionLifetime { .uncached }` for a factory.
     static var lifetime: InjectionLifetime { get }
 
     /// Whether ``currentValue`` is a variable that the store assigns, which it then reads under a lock.
@@ -139,14 +140,21 @@ public nonisolated protocol ReadOnlyInjectionKey {
 }
 
 extension ReadOnlyInjectionKey {
-    /// The default lifetime, ``InjectionLifetime/uncached``: every read asks the key's `currentValue`.
-    public static nonisolated var lifetime: InjectionLifetime { .uncached }
+    /// The default lifetime of a key whose default cannot be assigned: ``InjectionLifetime/cached``.
+    ///
+    /// The first read builds `currentValue`, and every later read gets that instance, as SwiftUI's `defaultValue` and
+    /// swift-dependencies' `liveValue` do. A factory declares ``InjectionLifetime/uncached``.
+    public static nonisolated var lifetime: InjectionLifetime { .cached }
 
     /// `false`: the store never assigns a read-only key's `currentValue`.
     public static nonisolated var currentValueIsVariable: Bool { false }
 }
 
 extension InjectionKey {
+    /// The default lifetime of an article-style key, ``InjectionLifetime/uncached``: every read asks its variable, as
+    /// the article's store did, so that a direct assignment to `currentValue` is what the next read returns.
+    public static nonisolated var lifetime: InjectionLifetime { .uncached }
+
     /// `true`: the store assigns an article-style key's `currentValue`, so it reads it under a lock.
     public static nonisolated var currentValueIsVariable: Bool { true }
 }
@@ -175,12 +183,12 @@ public nonisolated protocol TestValueKey: ReadOnlyInjectionKey {
 
 /// How often a key's default value is evaluated while nothing overrides the key.
 ///
-/// Choose the lifetime that matches the key's `currentValue`:
+/// A ``ReadOnlyInjectionKey`` is `.cached` unless it says otherwise, and an ``InjectionKey`` `.uncached`:
 ///
-/// | Declaration | `.uncached` | `.cached` |
+/// | Declaration | `.cached` | `.uncached` |
 /// |---|---|---|
-/// | ``InjectionKey``: `static var currentValue = Service()` | one shared instance, made on first read | the same |
-/// | ``ReadOnlyInjectionKey``: `static var currentValue: Service { Service() }` | a new instance per read (a factory) | one instance, made on first read |
+/// | ``ReadOnlyInjectionKey``: `static var currentValue: Service { Service() }` | one instance, made on first read (the default) | a new instance per read: a factory |
+/// | ``InjectionKey``: `static var currentValue = Service()` | one shared instance, made on first read | the same, and a direct assignment to `currentValue` is what the next read returns (the default) |
 ///
 /// `.cached` is the Swift 6 way to have a lazily created singleton: a computed `currentValue` needs no
 /// `nonisolated(unsafe)`, and the store builds it exactly once.
@@ -483,7 +491,7 @@ public struct Injected<Value> {
     ///     @Injected(\.networkProvider) var networkProvider
     ///
     ///     func openDetail() -> DetailModel {
-    ///         withInjectedValues(from: $networkProvider) { _ in } operation: { DetailModel() }
+    ///         withInjectedValues(from: $networkProvider) { DetailModel() }
     ///     }
     /// }
     /// ```
@@ -626,7 +634,7 @@ public func withInjectedValues<R>(
 ///     @Injected(\.networkProvider) var networkProvider
 ///
 ///     func openDetail() -> DetailModel {
-///         withInjectedValues(from: $networkProvider) { _ in } operation: { DetailModel() }
+///         withInjectedValues(from: $networkProvider) { DetailModel() }
 ///     }
 /// }
 /// ```
@@ -689,6 +697,57 @@ public func withInjectedValues<R>(
 ) async rethrows -> R {
     let run = try InjectedValues.Scope.opened(on: scope.reportingIfEmpty(file: fileID, line: line)).start(update)
     return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
+}
+
+/// Runs an operation in a new scope based on a captured scope, such as the one another object remembers.
+///
+/// The same as ``withInjectedValues(from:_:operation:fileID:line:)`` with nothing overridden on top:
+///
+/// ```swift
+/// func openDetail() -> DetailModel {
+///     withInjectedValues(from: $networkProvider) { DetailModel() }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
+///     ``InjectedValues/capture()``.
+///   - operation: The code to run in the new scope.
+///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
+///   - line: The line where this is called. Leave the default.
+/// - Returns: The value the operation returns.
+@discardableResult
+public nonisolated func withInjectedValues<R>(
+    from scope: InjectedValues.CapturedScope,
+    operation: () throws -> R,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
+) rethrows -> R {
+    try withInjectedValues(from: scope, { _ in }, operation: operation, fileID: fileID, line: line)
+}
+
+/// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
+/// remembers.
+///
+/// The same as ``withInjectedValues(from:_:isolation:operation:fileID:line:)`` with nothing overridden on top.
+///
+/// - Parameters:
+///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
+///     ``InjectedValues/capture()``.
+///   - isolation: The actor the operation runs on. Leave the default, the caller's.
+///   - operation: The code to run in the new scope.
+///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
+///   - line: The line where this is called. Leave the default.
+/// - Returns: The value the operation returns.
+@discardableResult
+public func withInjectedValues<R>(
+    from scope: InjectedValues.CapturedScope,
+    isolation: isolated (any Swift.Actor)? = #isolation,
+    operation: () async throws -> R,
+    fileID: StaticString = #fileID,
+    line: UInt = #line
+) async rethrows -> R {
+    try await withInjectedValues(from: scope, { _ in }, operation: operation, fileID: fileID, line: line)
 }
 
 /// Made unavailable: reading another object's properties by reflection ignores its isolation and its locks.

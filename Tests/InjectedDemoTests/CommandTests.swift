@@ -8,7 +8,7 @@ import Testing
 /// The command line writes both files, and fails with one line and a non-zero status on bad input.
 ///
 /// Each test runs in its own scope, so the command's launch-time overrides stay in the test.
-@Suite("Command line", .injectedValues)
+@Suite("Command line", .injectedValues, .temporaryDirectories)
 struct CommandTests {
     @Test("writes merged.pdf and thumbnail.png and says what was injected")
     func writesBothFiles() async throws {

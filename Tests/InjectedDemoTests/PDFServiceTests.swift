@@ -6,7 +6,7 @@ import Testing
 @testable import InjectedDemo
 
 /// Both PDF services write valid PDFs with one page per image, and read back their first page.
-@Suite("PDF services", .injectedValues)
+@Suite("PDF services", .injectedValues, .temporaryDirectories)
 struct PDFServiceTests {
     static let services: [any PDFService] = [LegacyPDFService(), ModernPDFService()]
     static let images = [SampleImages.quadrants, SampleImages.sunrise, SampleImages.checkerboard]

@@ -4,7 +4,7 @@ import Testing
 @testable import InjectedDemo
 
 /// The demo's PNG encoder and decoder agree with an independent implementation, Python's zlib.
-@Suite("PNG", .enabled(if: Tool.python != nil, "python3 is not installed here"))
+@Suite("PNG", .enabled(if: Tool.python != nil, "python3 is not installed here"), .temporaryDirectories)
 struct PNGTests {
     @Test("the thumbnail PNG decodes independently to the first image, scaled")
     func thumbnailDecodesIndependently() throws {

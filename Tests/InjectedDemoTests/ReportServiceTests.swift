@@ -6,7 +6,7 @@ import Testing
 @testable import InjectedDemo
 
 /// The app code gets both services through `@Injected`, so tests replace them without touching it.
-@Suite("Report service")
+@Suite("Report service", .temporaryDirectories)
 struct ReportServiceTests {
     @Test(
         "the report uses the injected network provider and PDF service",

@@ -56,11 +56,38 @@ func decodedByPython(_ output: String) throws -> DecodedPNG {
     try JSONDecoder().decode(DecodedPNG.self, from: Data(output.utf8))
 }
 
-/// A new, empty temporary directory.
+/// A new, empty directory inside the running test's temporary directory, which the `.temporaryDirectories` trait
+/// removes when the test ends.
 func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("InjectedDemoTests-\(UUID().uuidString)")
+    let root = try #require(TemporaryDirectories.root, "the suite needs the .temporaryDirectories trait")
+    let url = root.appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+}
+
+/// Gives each test a temporary directory of its own, `InjectedDemoTests-<UUID>`, and removes it with everything in it
+/// when the test ends, whether it passed or failed.
+struct TemporaryDirectories: TestTrait, SuiteTrait, TestScoping {
+    @TaskLocal static var root: URL?
+
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let manager = FileManager.default
+        let root = manager.temporaryDirectory.appendingPathComponent("InjectedDemoTests-\(UUID().uuidString)")
+        try manager.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? manager.removeItem(at: root) }
+        try await Self.$root.withValue(root) { try await function() }
+    }
+}
+
+extension Trait where Self == TemporaryDirectories {
+    /// A temporary directory for each test, removed when the test ends.
+    static var temporaryDirectories: Self { Self() }
 }
 
 /// Collects what the command prints.

@@ -61,6 +61,22 @@ struct EscapingWorkTests {
         }
     }
 
+    @Test("a child made from its parent with no update closure keeps the parent's scope, synchronously or not")
+    func childWithoutAnUpdateClosure() async {
+        let parent = withInjectedValues {
+            $0.escapingSource = "parent's"
+        } operation: {
+            ParentModel()
+        }
+        let child = withInjectedValues(from: parent.scope) { ChildModel() }
+        let later = await withInjectedValues(from: parent.scope) {
+            await Task.yield()
+            return ChildModel()
+        }
+        #expect(child.source == "parent's")
+        #expect(later.source == "parent's")
+    }
+
     @Test("a subclass hands out the scope of an @Injected property it inherits")
     func parentsSuperclass() {
         let parent = withInjectedValues {

@@ -122,9 +122,11 @@ struct InjectionKeyTests {
         #expect(background == "no request nobody")
     }
 
-    @Test("the default lifetime is uncached")
-    func defaultLifetime() {
+    @Test("a read-only key is cached unless it says otherwise, and an article-style key reads its variable")
+    func defaultLifetimes() {
+        #expect(StaticLetKey.lifetime == .cached)
         #expect(ComputedKey.lifetime == .uncached)
+        #expect(ModifierFirstKey.lifetime == .uncached)
         #expect(MediaStore.lifetime == .cached)
     }
 }
@@ -183,6 +185,7 @@ private enum DirectlyWrittenKey: InjectionKey {
 
 private enum ComputedKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("computed") }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 private enum InferredKey: InjectionKey {

@@ -15,6 +15,17 @@ struct LifetimeTests {
         #expect(built == "hello, configured")
     }
 
+    @Test("a stateful service whose key declares no lifetime is made once: what one reader does, the next sees")
+    func statefulServiceIsMadeOnce() async {
+        await inFreshScope {
+            let first = SessionScreen()
+            let second = SessionScreen()
+            await first.tokens.login()
+            #expect(await second.tokens.isLoggedIn())
+            #expect(await InjectedValues[\.tokens].isLoggedIn())
+        }
+    }
+
     @Test("an uncached stored static is created on first read and then shared")
     func uncachedStoredIsLazyAndShared() {
         inFreshScope {
@@ -119,6 +130,24 @@ final class Composite: Sendable {
     }
 }
 
+/// A token store, an actor with state, declared as a newcomer declares it: a computed default and no lifetime.
+private actor TokenStore {
+    private var token: String?
+
+    func login() { token = "token" }
+
+    func isLoggedIn() -> Bool { token != nil }
+}
+
+private enum TokenStoreKey: ReadOnlyInjectionKey {
+    static var currentValue: TokenStore { TokenStore() }
+}
+
+/// A screen that logs in and checks the session through its own property.
+private struct SessionScreen: Sendable {
+    @Injected(\.tokens) var tokens
+}
+
 private enum GreetingNameKey: ReadOnlyInjectionKey {
     static var currentValue: String { "default" }
 }
@@ -133,6 +162,7 @@ private enum LazyStoredKey: ReadOnlyInjectionKey {
         lazyBuilds.increment()
         return Instance("lazy")
     }()
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 /// Counted, and read only by `uncachedComputedIsFactory`, so that parallel tests cannot change the count.
@@ -141,6 +171,7 @@ private enum CountedFactoryKey: ReadOnlyInjectionKey {
         factoryBuilds.increment()
         return Instance("factory")
     }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 /// Counted, and read only by `cachedIsBuiltOnce`, so that parallel tests cannot change the count.
@@ -154,6 +185,7 @@ private enum CountedSingletonKey: ReadOnlyInjectionKey {
 
 private enum FactoryKey: ReadOnlyInjectionKey {
     static var currentValue: Instance { Instance("factory") }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 private enum SingletonKey: ReadOnlyInjectionKey {
@@ -168,9 +200,15 @@ private enum CompositeKey: ReadOnlyInjectionKey {
 
 private enum UncachedCompositeKey: ReadOnlyInjectionKey {
     static var currentValue: Composite { Composite(part: InjectedValues[\.factory]) }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 extension InjectedValues {
+    fileprivate var tokens: TokenStore {
+        get { Self[TokenStoreKey.self] }
+        set { Self[TokenStoreKey.self] = newValue }
+    }
+
     fileprivate var greetingName: String {
         get { Self[GreetingNameKey.self] }
         set { Self[GreetingNameKey.self] = newValue }

@@ -416,10 +416,12 @@ private enum ReportsKey: ReadOnlyInjectionKey {
             ReportService()
         }
     }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 private enum PlainReportsKey: ReadOnlyInjectionKey {
     static var currentValue: ReportService { ReportService() }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 private enum ReportStyleKey: ReadOnlyInjectionKey {
@@ -428,6 +430,7 @@ private enum ReportStyleKey: ReadOnlyInjectionKey {
 
 private enum MadeFeedModelKey: ReadOnlyInjectionKey {
     static var currentValue: FeedModel { FeedModel() }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 private enum FeedSourceKey: ReadOnlyInjectionKey {

@@ -272,6 +272,7 @@ private enum ThirdKey: ReadOnlyInjectionKey {
 /// A default that reads another key, evaluated on every read.
 private enum EchoOfFirstKey: ReadOnlyInjectionKey {
     static var currentValue: String { "echo of \(InjectedValues[\.first])" }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 /// A default that reads another key, built once per root.

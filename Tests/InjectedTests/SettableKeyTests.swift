@@ -251,6 +251,7 @@ private enum EchoKey: InjectionKey {
 
 private enum GreetingBannerKey: ReadOnlyInjectionKey {
     static var currentValue: String { "Banner: " + InjectedValues[CachedGreetingKey.self] }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 extension InjectedValues {

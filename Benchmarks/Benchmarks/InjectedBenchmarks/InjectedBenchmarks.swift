@@ -606,6 +606,7 @@ struct ArticleController {
 
 enum ProviderKey: ReadOnlyInjectionKey {
     static let currentValue: any Providing = Provider(id: 1)
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 enum SettableProviderKey: InjectionKey {
