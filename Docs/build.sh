@@ -55,7 +55,8 @@ prelude="$work/SampleTypes.swift"
 cp "$work/snippets/SampleTypes/main.swift" "$prelude"
 for unit in "$work"/snippets/*; do
     name=$(basename "$unit")
-    [ "$name" = SampleTypes ] && continue
+    # The sample types are the prelude; code shown as modules of a package is built by Tests/Clients/modules.sh.
+    case "$name" in SampleTypes | *-modules) continue ;; esac
     case "$name" in
         *-before) flags=(-swift-version 5) ;;  # the article's code, as Swift 5 projects build it
         *) flags=(-swift-version 6 -warnings-as-errors) ;;

@@ -2,7 +2,8 @@
 # Compiles two apps against the single library file, as users who copy it do, and runs them:
 # one in Swift 5 mode with the article's key forms, one in Swift 6 mode with complete concurrency checking.
 # Also checks that Swift 6 mode rejects a dependency that is not Sendable, which Swift 5 mode accepts, and builds an app
-# whose default isolation is the main actor, with the file copied in and with the package.
+# whose default isolation is the main actor, with the file copied in and with the package, and the code the
+# documentation shows as an app module with its test module (modules.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
@@ -47,6 +48,31 @@ if swiftc -default-isolation MainActor -parse-as-library -typecheck - </dev/null
     swift run --package-path "$app" --scratch-path "$out/main-actor-package" WeatherApp | tee "$out/main-actor-package.log"
     grep -qx "main-actor client: ok" "$out/main-actor-package.log"
     swift test --package-path "$app" --scratch-path "$out/main-actor-package"
+    # And with both files copied in: the library into the app's module, the test support into its test target, with the
+    # one line the test support's header asks for.
+    copied="$out/main-actor-copied"
+    mkdir -p "$copied/Sources/WeatherCore" "$copied/Tests/WeatherCoreTests"
+    cp "$app/Sources/WeatherCore/Weather.swift" "$library" "$copied/Sources/WeatherCore/"
+    cp "$app/Tests/WeatherCoreTests/WeatherViewModelTests.swift" "$copied/Tests/WeatherCoreTests/"
+    sed 's/^#if canImport(Injected)$/@testable import WeatherCore\n\n&/' Sources/InjectedTesting/InjectedTesting.swift \
+        >"$copied/Tests/WeatherCoreTests/InjectedTesting.swift"
+    cat >"$copied/Package.swift" <<'MANIFEST'
+// swift-tools-version: 6.2
+import PackageDescription
+
+let mainActorByDefault: [SwiftSetting] = [.defaultIsolation(MainActor.self)]
+
+let package = Package(
+    name: "MainActorAppCopied",
+    targets: [
+        .target(name: "WeatherCore", swiftSettings: mainActorByDefault),
+        .testTarget(name: "WeatherCoreTests", dependencies: ["WeatherCore"], swiftSettings: mainActorByDefault),
+    ]
+)
+MANIFEST
+    swift build --build-tests --package-path "$copied" -Xswiftc -warnings-as-errors
+    swift test --package-path "$copied"
 else
     echo "skipped: this compiler has no -default-isolation (Swift 6.2 and newer)"
 fi
+bash Tests/Clients/modules.sh

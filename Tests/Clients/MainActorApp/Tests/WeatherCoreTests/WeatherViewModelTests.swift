@@ -1,6 +1,11 @@
+import Testing
+
+// With the package, this file imports the two modules; with `Injected.swift` and `InjectedTesting.swift` copied into
+// the app and this test target, there are none to import.
+#if canImport(Injected)
 import Injected
 import InjectedTesting
-import Testing
+#endif
 
 @testable import WeatherCore
 

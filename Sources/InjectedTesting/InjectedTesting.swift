@@ -1,4 +1,15 @@
+// InjectedTesting: a Swift Testing trait and an XCTest base class that give each test a fresh dependency scope.
+//
+// This file is the whole test support. Like the library's file, it can be copied into a test target: it then needs one
+// line more, below, importing the module that `Injected.swift` was copied into (`@testable import MyApp`), since Swift
+// makes each file name the modules it uses. Its declarations say `nonisolated`, so that it compiles in a test target
+// whose default isolation is the main actor.
+
+#if canImport(Injected)
 import Injected
+#endif
+
+#if canImport(Testing)
 import Testing
 
 #if canImport(Darwin)
@@ -12,7 +23,7 @@ import Musl
 /// Reports a problem that the library found in `test`: as an issue of the test, or, for a read made outside every
 /// test's scope that Swift Testing cannot attribute to `test` (work on another thread, a detached task, or another
 /// test that runs without the trait), as a warning on standard error.
-@Sendable func reportIssue(_ message: String, of test: Test.ID?, at location: SourceLocation) {
+@Sendable nonisolated func reportIssue(_ message: String, of test: Test.ID?, at location: SourceLocation) {
     let outsideTheTest = message.hasPrefix("InjectedValues: work outside every test's scope")
     if outsideTheTest, test == nil || Test.current?.id != test {
         warn(message)
@@ -22,7 +33,7 @@ import Musl
 }
 
 /// Writes `message` to standard error as a runtime warning.
-func warn(_ message: String) {
+nonisolated func warn(_ message: String) {
     let line = "warning: \(message)\n"
     _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
 }
@@ -66,7 +77,7 @@ func warn(_ message: String) {
 /// key: as an issue when Swift Testing knows which test is running on that thread, and otherwise as a warning on
 /// standard error. Objects created inside the test with `@Injected` properties remember the test's scope and resolve
 /// there wherever they are read. The Injected documentation's "Testing with Injected" article has the details.
-public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
+public nonisolated struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout InjectedValues) throws -> Void
     private let strict: Bool
 
@@ -98,7 +109,7 @@ public struct InjectedValuesTrait: TestTrait, SuiteTrait, TestScoping {
     }
 }
 
-extension Trait where Self == InjectedValuesTrait {
+nonisolated extension Trait where Self == InjectedValuesTrait {
     /// Runs each test, and each case of a parameterized test, in its own fresh dependency scope.
     ///
     /// ```swift
@@ -175,3 +186,70 @@ extension Trait where Self == InjectedValuesTrait {
         InjectedValuesTrait { _ in InjectedValues[keyPath] = value() }
     }
 }
+#endif
+
+#if canImport(XCTest)
+import XCTest
+
+/// An `XCTestCase` that runs each test method in its own fresh dependency scope.
+///
+/// Subclass it instead of `XCTestCase`, and writes a test makes in the article's style,
+/// `InjectedValues[\.networkProvider] = MockedNetworkProvider()`, stay inside that test, as do its own instances
+/// of `.cached` keys. Override ``setUpInjectedValues(_:)`` to give every test in the class
+/// the same overrides:
+///
+/// ```swift
+/// final class ReportTests: InjectedTestCase {
+///     override func setUpInjectedValues(_ values: inout InjectedValues) {
+///         values.networkProvider = MockedNetworkProvider()
+///     }
+///
+///     func testLoadsTheReport() throws { … }
+/// }
+/// ```
+///
+/// The scope covers `setUp()`, the test method and `tearDown()`, because it wraps `invokeTest()`. A class that
+/// already has a base class of its own can do the same in three lines:
+///
+/// ```swift
+/// override func invokeTest() {
+///     withTestInjectedValues(strict: nil, { _ in }) { super.invokeTest() }
+/// }
+/// ```
+///
+/// Keys that declare a `testValue` (a `TestValueKey`) start from it in every test method. Override
+/// ``strictInjectedValues`` to return `true`, and a test method that reads a key with neither an override nor a test
+/// value fails, with a message that names the key; it goes on with the live value.
+nonisolated open class InjectedTestCase: XCTestCase {
+    /// Whether a test method fails when it reads a key with neither an override nor a test value.
+    ///
+    /// The default is `false`, so that a class written for the article's file can adopt this base class before its
+    /// keys have test values.
+    open var strictInjectedValues: Bool { false }
+
+    /// Overrides dependencies for every test method of the class, before `setUp()` runs.
+    ///
+    /// The default implementation overrides nothing.
+    ///
+    /// - Parameter values: The test's dependencies; assign to their accessors.
+    open func setUpInjectedValues(_ values: inout InjectedValues) {}
+
+    /// Runs the test method, with its set-up and tear-down, in a fresh dependency scope.
+    open override func invokeTest() {
+        withTestInjectedValues(
+            strict: strictInjectedValues,
+            reportingTo: reportMissingTestValue,
+            {
+                setUpInjectedValues(&$0)
+            }
+        ) {
+            super.invokeTest()
+        }
+    }
+}
+
+/// Records a strict test's report as a failure of the test that is running.
+@Sendable private nonisolated func reportMissingTestValue(_ message: String) {
+    XCTFail(message)
+}
+#endif
