@@ -1,11 +1,10 @@
-import Testing
-
-// With the package, this file imports the two modules; with `Injected.swift` and `InjectedTesting.swift` copied into
-// the app and this test target, there are none to import.
+// With the package, this file imports Injected's two modules; with `Injected.swift` and `InjectedTesting.swift` copied
+// into the app and this test target, there are none to import.
 #if canImport(Injected)
 import Injected
 import InjectedTesting
 #endif
+import Testing
 
 @testable import WeatherCore
 
