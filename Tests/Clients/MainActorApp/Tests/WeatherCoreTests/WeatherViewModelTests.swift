@@ -1,12 +1,13 @@
+import Testing
+
+@testable import WeatherCore
+
 // With the package, this file imports Injected's two modules; with `Injected.swift` and `InjectedTesting.swift` copied
 // into the app and this test target, there are none to import.
 #if canImport(Injected)
 import Injected
 import InjectedTesting
 #endif
-import Testing
-
-@testable import WeatherCore
 
 @Suite(.injecting(\.weather, FixedWeather(degrees: 12)))
 struct WeatherViewModelTests {
