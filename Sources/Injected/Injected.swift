@@ -506,15 +506,17 @@ public struct Injected<Value> {
     }
 
     private nonisolated func readOnlyWriteMessage(_ keyPath: KeyPath<InjectedValues, Value>) -> String {
-        var declaration = ""
-        if let readOnlyDeclaration {
-            declaration = ", declared at \(readOnlyDeclaration.file):\(readOnlyDeclaration.line)"
-        }
+        // Where Swift can name the accessor, its key path reads `\InjectedValues.baseURL`; elsewhere, as on Linux, it
+        // reads as an address, which names nothing.
+        let path = "\(keyPath)"
+        let accessor = path.contains("<computed") ? "" : " (\(path))"
+        let declaration = readOnlyDeclaration.map { " declared at \($0.file):\($0.line)" } ?? ""
         return """
-            Injected: cannot assign to a read-only @Injected property (key path \(keyPath), of type \(Value.self)\
-            \(declaration)). Its key path has no setter, so there is nothing to write to. To fix it, give the \
-            accessor in the InjectedValues extension a setter, or override the dependency it is derived from, \
-            for example with withInjectedValues { $0.… = … } operation: { … }.
+            Injected: cannot assign to the read-only @Injected property\(declaration), of type \(Value.self): its \
+            accessor in the InjectedValues extension\(accessor) has no setter, so there is nothing to write to. \
+            Swift decides whether a property wrapper can be assigned by its type alone, so this is found when the \
+            program runs. To fix it, give that accessor a setter, or override the dependency it reads, for example \
+            with withInjectedValues { $0.… = … } operation: { … }.
             """
     }
 }
@@ -1003,7 +1005,7 @@ nonisolated extension InjectedValues {
         var isProcessPolicy: Bool { report == nil }
 
         /// Reports, once per key, a read of `key` that found neither an override nor a test value.
-        func reportMissingTestValue(of key: Any.Type) {
+        func reportMissingTestValue(of key: Any.Type, inUpdate: Bool) {
             let report: (@Sendable (String) -> Void)?
             let message: String
             if isProcessPolicy {
@@ -1012,7 +1014,7 @@ nonisolated extension InjectedValues {
                 message = escapingReadMessage(for: key)
             } else {
                 report = strict ? self.report : nil
-                message = missingTestValueMessage(for: key)
+                message = inUpdate ? partialWriteMessage(for: key) : missingTestValueMessage(for: key)
             }
             guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
             report(message)
@@ -1288,7 +1290,7 @@ nonisolated extension InjectedValues {
             ) rethrows -> Run {
                 var context = Context(quiet: thread.context.quiet)
                 (context.base, context.made) = (lookup, around)
-                (context.setsBase, context.setsMade) = (true, true)
+                (context.setsBase, context.setsMade, context.inUpdate) = (true, true, true)
                 // `self`, which holds the lookups the context lends, is kept for the call.
                 try thread.with(context) {
                     var values = InjectedValues()
@@ -1857,7 +1859,7 @@ nonisolated extension InjectedValues {
                 // The opened key is `K` itself, so its test value is a `K.Value`.
                 return thread.evaluateTestValue(of: testKey) as! K.Value
             }
-            if !thread.context.quiet { policy.reportMissingTestValue(of: key) }
+            if !thread.context.quiet { policy.reportMissingTestValue(of: key, inUpdate: thread.context.inUpdate) }
             return thread.evaluate(key)
         }
 
@@ -1974,6 +1976,9 @@ nonisolated extension InjectedValues {
         var quiet = false
         /// Whether the next read through the store is the read half of a write through a key path.
         var readHalf = false
+        /// Whether the read is made by an update closure, which a strict test's report says, since Swift writes part of
+        /// a dependency (`$0.client.fetch = …`) by reading the whole of it first.
+        var inUpdate = false
 
         init(quiet: Bool = false) {
             self.quiet = quiet
@@ -2152,7 +2157,7 @@ nonisolated extension InjectedValues {
         /// captures remembers no scope, and tasks it starts are bound to none; only `quiet` is kept.
         func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
             var context = Context(quiet: own.context.quiet)
-            context.base = lookup
+            (context.base, context.inUpdate) = (lookup, own.context.inUpdate)
             (context.setsBase, context.setsMade) = (true, true)
             return withExtendedLifetime(lookup) {
                 with(context) {
@@ -2593,6 +2598,18 @@ nonisolated extension InjectedValues {
         (.injectedValues { $0.… = mock }), which sets it without evaluating the live one, or give the key a value \
         for every test: extension \(key): TestValueKey { static var testValue: … { … } }. (.injecting(\\.…, mock) \
         sets it too, but first builds the live one once, since Swift reads a key path before writing through it.)
+        """
+    }
+
+    /// What a strict test reports about a key its update closure read with neither an override nor a test value: most
+    /// often the read Swift makes to write part of a dependency.
+    private static func partialWriteMessage(for key: Any.Type) -> String {
+        """
+        InjectedValues: the test's update closure read \(key), which nothing overrides and which has no test value, so \
+        it used the live default. Writing part of a dependency, as $0.client.fetch = … does, reads the whole \
+        dependency first. To fix it, set the whole dependency in the update closure, as $0.client = \
+        Client(fetch: …), or give the key a value for every test: \
+        extension \(key): TestValueKey { static var testValue: … { … } }.
         """
     }
 

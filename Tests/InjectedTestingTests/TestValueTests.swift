@@ -126,6 +126,22 @@ struct TestValueTests {
         #expect(reports.messages.first?.contains("SessionKey") == true)
     }
 
+    @Test("a strict test whose update closure writes part of a dependency is told to set the whole of it")
+    func partialWriteAdvice() {
+        let reports = Reports()
+        withTestInjectedValues(strict: true, reportingTo: reports.add) {
+            $0.factClient.fetch = { "mocked fact" }
+        } operation: {
+            #expect(InjectedValues[\.factClient].fetch() == "mocked fact")
+        }
+        #expect(reports.messages.count == 1)
+        let message = reports.messages.first ?? ""
+        #expect(message.contains("the test's update closure read FactClientKey"))
+        #expect(message.contains("Writing part of a dependency"))
+        #expect(message.contains("set the whole dependency in the update closure"))
+        #expect(!message.contains("override the dependency in the test's update closure"))
+    }
+
     @Test("a strict test reads overrides and test values without a report", .injectedValues(strict: true))
     func strictWithoutReports() {
         InjectedValues[\.liveOnly] = "overridden"
@@ -243,6 +259,15 @@ enum LiveClientKey: ReadOnlyInjectionKey {
     static var lifetime: InjectionLifetime { .cached }
 }
 
+/// A client made of closures, as swift-dependencies' clients are.
+struct FactClient: Sendable {
+    var fetch: @Sendable () -> String
+}
+
+enum FactClientKey: ReadOnlyInjectionKey {
+    static var currentValue: FactClient { FactClient(fetch: { "a live fact" }) }
+}
+
 /// A network client whose live default reads the session, a key with no test value.
 struct Network: Sendable {
     let session: String
@@ -266,6 +291,11 @@ enum OtherLiveOnlyKey: ReadOnlyInjectionKey {
 }
 
 extension InjectedValues {
+    var factClient: FactClient {
+        get { Self[FactClientKey.self] }
+        set { Self[FactClientKey.self] = newValue }
+    }
+
     var network: Network {
         get { Self[NetworkKey.self] }
         set { Self[NetworkKey.self] = newValue }
