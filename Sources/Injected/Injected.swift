@@ -27,57 +27,71 @@ import Bionic
 
 // MARK: - Keys
 
-/// A key that names one dependency in ``InjectedValues`` and holds its global value, as in the article that
-/// introduced the pattern.
+/// A key that names one dependency in ``InjectedValues`` and holds its global value, in a variable: the article's
+/// key protocol.
 ///
-/// Declare a key for each dependency, usually as a `private` type, and expose the dependency through a computed
-/// accessor in an extension of ``InjectedValues``. The accessor is what code reads and overrides; the key stays
-/// hidden, so the module that owns the dependency decides its default.
-///
-/// ```swift
-/// private struct NetworkProviderKey: InjectionKey {
-///     nonisolated(unsafe) static var currentValue: any NetworkProviding = NetworkProvider()
-/// }
-///
-/// extension InjectedValues {
-///     var networkProvider: any NetworkProviding {
-///         get { Self[NetworkProviderKey.self] }
-///         set { Self[NetworkProviderKey.self] = newValue }
-///     }
-/// }
-/// ```
-///
-/// An `InjectionKey`'s `currentValue` is settable, and it *is* the dependency's global value: a write made while no
-/// scope is active, `InjectedValues[\.networkProvider] = mock`, assigns `NetworkProviderKey.currentValue`, so that
-/// writing the store and writing `NetworkProviderKey.currentValue = mock` directly are one and the same, and the last
-/// write wins. ``InjectedValues/reset()`` assigns back what `currentValue` held before the store first wrote it.
-/// Writes inside a scope never touch `currentValue`; they stay in the scope.
-///
-/// Reads and writes made through the store take turns: a read holds the reading thread's lock, and a write made
-/// outside any scope holds every thread's, so `InjectedValues[\.networkProvider]` on one thread never races
-/// `InjectedValues[\.networkProvider] = mock` on another.
-///
-/// > Important: `currentValue` is a global variable, which Swift 6 makes you mark `nonisolated(unsafe)`: reading or
-/// > writing it *directly* (`NetworkProviderKey.currentValue = mock`) while another thread writes it is a data race,
-/// > as in the article. For a dependency that code never assigns directly, declare a ``ReadOnlyInjectionKey``
-/// > instead: the store then keeps overrides itself, and the compiler proves the key race-free.
-///
-/// Declare `currentValue` as a stored property. Its initializer runs on the variable's first read, under no lock of
-/// the store's and outside every scope, as a `.cached` default does: it may read other dependencies, which it reads
-/// in the global store, and a value it makes remembers no scope, so that it does not remember the request that
-/// happened to read it first. Its setter and observers (`didSet`) run, during a global write or reset, holding every
-/// thread's lock of the store's variables: they may read and write dependencies, but must not wait for another
-/// thread, for example by reading a `.cached` dependency that another thread is still building.
-public protocol InjectionKey: ReadOnlyInjectionKey {
-    /// The dependency's global value: its default, and what a write made outside any scope assigns.
+/// The protocol is ``InjectedValues/InjectionKey``, which declares everything about it; this name is the one the
+/// article's code uses.
+public typealias InjectionKey = InjectedValues.InjectionKey
+
+nonisolated extension InjectedValues {
+    // The protocol is declared here, inside a `nonisolated` type, rather than as a `nonisolated protocol` at the top
+    // level: so it is nonisolated in a module whose default isolation is the main actor, and its requirement is a plain
+    // `static var`, so that Swift 6 mode rejects a stored witness that does not say `nonisolated(unsafe)`. Swift copies
+    // an explicit `nonisolated` on a protocol onto a stored witness (SE-0449), and then rejects it on a `static var`
+    // even in Swift 5 mode, which would break the article's code; an isolation the protocol takes from its enclosing
+    // type is not copied.
+    /// A key that names one dependency in ``InjectedValues`` and holds its global value, as in the article that
+    /// introduced the pattern.
     ///
-    /// Declare it as a stored `static var`; in Swift 6 mode, `nonisolated(unsafe) static var`.
+    /// Declare a key for each dependency, usually as a `private` type, and expose the dependency through a computed
+    /// accessor in an extension of ``InjectedValues``. The accessor is what code reads and overrides; the key stays
+    /// hidden, so the module that owns the dependency decides its default.
     ///
-    /// The requirement is `nonisolated(unsafe)` so that the store can assign it from any thread in a module whose
-    /// default isolation is the main actor, whichever isolation the witness has; a plain `nonisolated` would be
-    /// copied onto a stored witness, which Swift rejects for a `static var`. It says what the variable is: a global
-    /// that nothing isolates, as `nonisolated(unsafe)` on the key's own declaration says too.
-    nonisolated(unsafe) static var currentValue: Value { get set }
+    /// ```swift
+    /// private struct NetworkProviderKey: InjectionKey {
+    ///     nonisolated(unsafe) static var currentValue: any NetworkProviding = NetworkProvider()
+    /// }
+    ///
+    /// extension InjectedValues {
+    ///     var networkProvider: any NetworkProviding {
+    ///         get { Self[NetworkProviderKey.self] }
+    ///         set { Self[NetworkProviderKey.self] = newValue }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// An `InjectionKey`'s `currentValue` is settable, and it *is* the dependency's global value: a write made while no
+    /// scope is active, `InjectedValues[\.networkProvider] = mock`, assigns `NetworkProviderKey.currentValue`, so that
+    /// writing the store and writing `NetworkProviderKey.currentValue = mock` directly are one and the same, and the
+    /// last write wins. ``InjectedValues/reset()`` assigns back what `currentValue` held before the store first wrote
+    /// it. Writes inside a scope never touch `currentValue`; they stay in the scope.
+    ///
+    /// Reads and writes made through the store take turns: a read holds the reading thread's lock, and a write made
+    /// outside any scope holds every thread's, so `InjectedValues[\.networkProvider]` on one thread never races
+    /// `InjectedValues[\.networkProvider] = mock` on another.
+    ///
+    /// > Important: `currentValue` is a global variable that nothing isolates. Swift 6 mode rejects a stored one that
+    /// > does not say `nonisolated(unsafe)` ("static property 'currentValue' is not concurrency-safe because it is
+    /// > nonisolated global shared mutable state"), and the annotation means what it says: reading or writing the
+    /// > variable *directly* (`NetworkProviderKey.currentValue = mock`) while another thread writes it is a data race,
+    /// > as in the article. Swift 5 mode checks none of this. For a dependency that code never assigns directly,
+    /// > declare a ``ReadOnlyInjectionKey`` instead: the store then keeps overrides itself, and the compiler proves the
+    /// > key race-free.
+    ///
+    /// Declare `currentValue` as a stored property. Its initializer runs on the variable's first read, under no lock of
+    /// the store's and outside every scope, as a `.cached` default does: it may read other dependencies, which it reads
+    /// in the global store, and a value it makes remembers no scope, so that it does not remember the request that
+    /// happened to read it first. Its setter and observers (`didSet`) run, during a global write or reset, holding
+    /// every thread's lock of the store's variables: they may read and write dependencies, but must not wait for
+    /// another thread, for example by reading a `.cached` dependency that another thread is still building.
+    public protocol InjectionKey: ReadOnlyInjectionKey {
+        /// The dependency's global value: its default, and what a write made outside any scope assigns.
+        ///
+        /// Declare it as a stored `static var`; in Swift 6 mode, `nonisolated(unsafe) static var`, which Swift 6
+        /// requires of a global variable that nothing isolates.
+        static var currentValue: Value { get set }
+    }
 }
 
 // `nonisolated`, so that in a module whose default isolation is the main actor the store can read the requirements on

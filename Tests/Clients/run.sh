@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles two apps against the single library file, as users who copy it do, and runs them:
 # one in Swift 5 mode with the article's key forms, one in Swift 6 mode with complete concurrency checking.
-# Also checks that Swift 6 mode rejects a dependency that is not Sendable, which Swift 5 mode accepts, and builds an app
+# Also checks that Swift 6 mode rejects a dependency that is not Sendable, and an article key's variable that does not
+# say `nonisolated(unsafe)`, both of which Swift 5 mode accepts, and builds an app
 # whose default isolation is the main actor, with the file copied in and with the package, and the code the
 # documentation shows as an app module with its test module (modules.sh).
 set -euo pipefail
@@ -27,6 +28,23 @@ grep -q "type 'Cart' does not conform to the 'Sendable' protocol" "$out/nonsenda
 }
 echo "non-sendable client: rejected in Swift 6 mode"
 swiftc -swift-version 5 -warnings-as-errors -typecheck "$library" Tests/Clients/NonSendableClient/main.swift
+
+# An article-style key whose stored variable is not marked: rejected in Swift 6 mode, which reports the global variable
+# that nothing isolates, and accepted in Swift 5 mode.
+if swiftc -swift-version 6 -typecheck "$library" Tests/Clients/UnmarkedVariableClient/main.swift 2>"$out/unmarked.log"
+then
+    echo "error: an InjectionKey whose stored currentValue is not nonisolated(unsafe) compiled in Swift 6 mode" >&2
+    exit 1
+fi
+grep -q "static property 'currentValue' is not concurrency-safe because it is nonisolated global shared mutable state" \
+    "$out/unmarked.log" || {
+    cat "$out/unmarked.log" >&2
+    echo "error: Swift 6 mode rejected the unmarked variable, but not with the global-variable error" >&2
+    exit 1
+}
+echo "unmarked variable client: rejected in Swift 6 mode"
+swiftc -swift-version 5 -warnings-as-errors "$library" Tests/Clients/UnmarkedVariableClient/main.swift -o "$out/unmarked"
+"$out/unmarked" | grep -qx "unmarked variable client: https://staging.example.com"
 
 # Copied beside a user's own types with every name the file uses, and beside a Sendable key-path conformance.
 bash Tests/Clients/copy-in.sh

@@ -34,4 +34,6 @@ InjectedValues[\.theme].accent = "green"
 let themed = WeatherViewModel()
 await themed.load(city: "Rome")
 check(themed.text == "Rome: 21°, in green", "a main-actor dependency: \(themed.text)")
+InjectedValues[\.units] = "fahrenheit"
+check(await unitsOffTheMainActor() == "fahrenheit", "an article-style key written on the main actor, read off it")
 print("main-actor client: ok")

@@ -43,6 +43,27 @@ extension InjectedValues {
     }
 }
 
+// MARK: - An article-style key
+
+/// The article's key form, a stored variable, in such a module: the key is `nonisolated` and its variable
+/// `nonisolated(unsafe)`, as in any Swift 6 module.
+nonisolated enum UnitsKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = "celsius"
+}
+
+extension InjectedValues {
+    /// The units temperatures are shown in, readable on any thread.
+    public nonisolated var units: String {
+        get { Self[UnitsKey.self] }
+        set { Self[UnitsKey.self] = newValue }
+    }
+}
+
+/// Reads the article-style dependency from a detached task, off the main actor.
+public func unitsOffTheMainActor() async -> String {
+    await Task.detached { InjectedValues[\.units] }.value
+}
+
 // MARK: - A dependency of the main actor
 
 /// Interface state, isolated to the main actor by the module's default, like the rest of the app.
