@@ -57,6 +57,11 @@ for unit in "$work"/snippets/*; do
     name=$(basename "$unit")
     # The sample types are the prelude; code shown as modules of a package is built by Tests/Clients/modules.sh.
     case "$name" in SampleTypes | *-modules) continue ;; esac
+    # SwiftUI and UIKit code is typechecked where the framework exists, as on a Mac, and only there.
+    if [[ "$name" == *-apple ]] && ! swiftc -typecheck - <<<"import SwiftUI" >/dev/null 2>&1; then
+        echo "skipped: $name (SwiftUI and UIKit code; this platform has neither)"
+        continue
+    fi
     case "$name" in
         *-before) flags=(-swift-version 5) ;;  # the article's code, as Swift 5 projects build it
         *) flags=(-swift-version 6 -warnings-as-errors) ;;

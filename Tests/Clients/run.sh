@@ -90,6 +90,8 @@ let package = Package(
 MANIFEST
     swift build --build-tests --package-path "$copied" -Xswiftc -warnings-as-errors
     swift test --package-path "$copied"
+    # The compiler messages the main-actor recipe quotes, word for word.
+    bash Tests/Clients/MainActorMessages/messages.sh
 else
     echo "skipped: this compiler has no -default-isolation (Swift 6.2 and newer)"
 fi
