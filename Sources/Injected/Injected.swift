@@ -84,7 +84,9 @@ nonisolated extension InjectedValues {
     /// in the global store, and a value it makes remembers no scope, so that it does not remember the request that
     /// happened to read it first. Its setter and observers (`didSet`) run, during a global write or reset, holding
     /// every thread's lock of the store's variables: they may read and write dependencies, but must not wait for
-    /// another thread, for example by reading a `.cached` dependency that another thread is still building.
+    /// another thread, for example by reading a `.cached` dependency that another thread is still building. A computed
+    /// `currentValue`'s getter runs holding the reading thread's lock; a global write it makes, directly or through a
+    /// default it builds, lets go of that lock while the write runs.
     public protocol InjectionKey: ReadOnlyInjectionKey {
         /// The dependency's global value: its default, and what a write made outside any scope assigns.
         ///
@@ -304,9 +306,11 @@ public nonisolated struct InjectedValues: Sendable {
     ///
     /// Swift writes through a key path by calling the accessor's getter first, and a `WritableKeyPath` has no
     /// operation that calls only the setter. So this write evaluates the dependency's default where nothing overrides
-    /// it: the key's test value in a test, if it declares one, and otherwise its live default. That read is not one
-    /// the caller made: nothing it evaluates is reported in a strict test, and in a test nothing it builds is cached.
-    /// Outside tests it is an ordinary read, so a `.cached` default it builds is the one every later read gets. To
+    /// it: the key's test value in a test, if it declares one, and otherwise its live default. Every read the write
+    /// makes before its first write is the getter's, not one the caller made: nothing it evaluates is reported in a
+    /// strict test, and a live value it built for the key the setter then writes is dropped, not cached; another key
+    /// it built is cached and reported when the test first reads it. Outside tests these are ordinary reads, so a
+    /// `.cached` default they build is the one every later read gets. To
     /// override a dependency without evaluating its default at all, write it in an update closure:
     /// `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
     /// `.injectedValues { $0.networkProvider = mock }`, calls the accessor's setter alone.
@@ -1041,18 +1045,20 @@ nonisolated extension InjectedValues {
     //
     // - Lookups. Where a read looks is one immutable list, a `Lookup`: levels of overrides (scopes), innermost first,
     //   ending at a root (the global store, or a fresh scope's root with its cache of `.cached` values). Scopes,
-    //   captures, `@Injected` properties and the task-local binding each hold one. `Store.lookup(for:in:bound:)` alone decides,
-    //   from the binding and the thread's context, which lookups an operation reads, makes and writes through, and
-    //   `Lookup.made` alone builds a new one, leaving out the levels that add nothing (`Scope.addsNothing`). A read
-    //   walks one list, or a lent lookup after the reader's levels it does not have (`Lookup.ordered`).
+    //   captures, `@Injected` properties and the task-local binding each hold one. `Store.lookup(for:in:bound:)` alone
+    //   decides, from the binding and the thread's context, which lookups an operation reads, makes and writes through,
+    //   and `Lookup.made` alone builds a new one, leaving out the levels that add nothing (`Scope.addsNothing`). A read
+    //   walks one list, or a lent lookup after the reader's levels it does not have (`Lookup.ordered`); a write passes
+    //   the levels that add nothing too (`Lookup.write`), so every lookup made from a scope sees the same writes.
     // - Context. The task-local `Scope.binding` holds the `Run` of the innermost running scope. One per-thread record,
     //   `ThreadState`, holds a `Context` that a synchronous entry point sets for its own length and restores: the
     //   lookup a property lends to the reads its key path makes, the lookups an update closure or a `.cached` build
-    //   reads, makes and writes through, and whether reads are quiet (the read half of a write through a key path).
-    //   An operation nested in another starts from a context of its own, keeping only `quiet`.
+    //   reads, makes and writes through, and whether reads are quiet (the reads a write through a key path makes before
+    //   its first write). An operation nested in another starts from a context of its own, keeping only `quiet`.
     // - Scopes. Every scope keeps its overrides behind its own `PlainLock`: what its update closure set (`kept`), and,
     //   while it runs, what is written in it. A scope runs while a `Run` exists: the binding of its operation and of
-    //   every task started in it holds it, and the last one's release ends the run, dropping what was written. A root
+    //   every task started in it holds it, and so does a nested scope's run, if this one has written something; the
+    //   last one's release ends the run, dropping what was written. A root
     //   keeps its cache behind its own lock too. Nothing a scope keeps holds the scope: its update closure, what a
     //   `.cached` default builds and an article-style variable's initializer run with no scope bound, so what they
     //   make, capture or start remembers the scope around (or none).
@@ -1064,8 +1070,9 @@ nonisolated extension InjectedValues {
     //   `Store.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
     // - Article-style variables. The store reads an `InjectionKey`'s `currentValue` holding the reading thread's own
     //   variable lock, and assigns it holding every registered thread's, so reads and writes made through the store
-    //   never race. A variable's first read, which may run its initializer, holds no lock: `Store.variables` makes
-    //   writes to that key wait until it has returned.
+    //   never race. A variable's first read, which may run its initializer, holds no lock; one thread makes it, and
+    //   `Store.variables` makes other readers and writers of that key wait for it in the wait graph, as for a build.
+    //   A write made while the thread reads a variable (a computed getter) lets go of its own lock for the write.
     // - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
     //   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits` or the test-process lock, then
     //   a `BuildTicket`'s; never two scopes' locks at once; a `TestPolicy`'s and the strict tests' alone. No user code
@@ -1167,6 +1174,45 @@ nonisolated extension InjectedValues {
             return Lookup(level: nil, rest: nil, root: root)
         }
 
+        /// Overrides a key where a write through the lookup goes, and says whether it wrote.
+        ///
+        /// It returns `false` when that is the global store. `replaced` is what the write replaced, to be released after
+        /// unlocking.
+        ///
+        /// A write goes to the first level that has not ended having kept nothing, which lookups made since leave out
+        /// (`addsNothing`), so that it stays that way and every lookup made from this one sees the write; past every
+        /// level, it goes to a fresh scope's root, never from a fresh scope's world to the global store.
+        @inline(__always)
+        func write(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
+            // The common write, to a scope that runs or is being set up, in line.
+            if let level, level.writeUnlessLeftOut(box, for: id, replaced: &replaced) { return true }
+            return writePastFirstLevel(box, for: id, replaced: &replaced)
+        }
+
+        /// `write(_:for:replaced:)`, once the first level has been passed by.
+        @inline(never)
+        private func writePastFirstLevel(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
+            var node = rest
+            while let current = node, let level = current.level {
+                if level.writeUnlessLeftOut(box, for: id, replaced: &replaced) { return true }
+                node = current.rest
+            }
+            guard let root else { return false }
+            _ = root.writeUnlessLeftOut(box, for: id, replaced: &replaced)
+            return true
+        }
+
+        /// Where a reset through the lookup drops overrides: the level a write would go to, or else the root; `nil` for
+        /// the global store.
+        func scopeToReset() -> Scope? {
+            var node: Lookup? = self
+            while let current = node, let level = current.level {
+                if !level.addsNothing { return level }
+                node = current.rest
+            }
+            return root
+        }
+
         /// Whether every level of the lookup adds something, so that it is made as it is; `running` is a scope known
         /// to run, which the check can skip.
         func keepsEveryLevel(running: Scope?) -> Bool {
@@ -1224,31 +1270,55 @@ nonisolated extension InjectedValues {
             let scope: Scope
             /// `lookup`'s identity, which a read compares with the lookup a property lends without retaining either.
             let id: ObjectIdentifier
+            /// The run of a scope this one was opened in, and reads through, whose run has written something: a task
+            /// started here keeps that scope running too, so that it reads those writes for as long as it runs.
+            let enclosing: Run?
 
-            init(_ lookup: Lookup) {
+            init(_ lookup: Lookup, in enclosing: Run?) {
                 self.lookup = lookup
                 id = ObjectIdentifier(lookup)
                 scope = lookup.level!
+                self.enclosing = enclosing.flatMap { Run.nearestWritten(from: $0, readBy: lookup) }
                 scope.withState { $0.phase = .running }
             }
 
+            /// The nearest run, from `run` outwards, that has written something and that `lookup` reads through: one that
+            /// has written nothing adds nothing a task could lose, and holding it would keep a chain of finished hops
+            /// running (a poll that reschedules itself).
+            @inline(never)
+            private static func nearestWritten(from run: Run, readBy lookup: Lookup) -> Run? {
+                var nearest: Run? = run
+                while let current = nearest, !current.scope.runHasWritten { nearest = current.enclosing }
+                guard let nearest, lookup.rest?.contains(nearest.scope) == true else { return nil }
+                return nearest
+            }
+
             deinit {
-                let written: Overrides? = scope.withState { state in
+                var written: Overrides? = scope.withState { state in
                     state.phase = .ended
                     guard let kept = state.kept else { return nil }
                     defer { (state.overrides, state.kept) = (kept, nil) }
                     return state.overrides
                 }
-                // Released here, outside the lock, because a value's deinit is user code.
-                withExtendedLifetime(written) {}
-                if let root = lookup.root { Run.ended(scope, in: root) }
+                var built = lookup.root.map { Run.ended(scope, in: $0) } ?? []
+                // Released here, outside the lock, because a value's deinit is user code; and in the scope, which it
+                // reads as it now is, since the run that wrote the values may end on any thread.
+                if written != nil || !built.isEmpty {
+                    ThreadState.current.outsideEveryScope(in: lookup) {
+                        written = nil
+                        built = []
+                    }
+                }
             }
 
             /// When the run of a fresh scope's own level ends, its root drops what was built from what the run wrote,
             /// which may hold a value the run wrote that remembers the scope, and builds nothing from it again.
-            private static func ended(_ scope: Scope, in root: Scope) {
-                let built = root.withState { state -> [AnyBox] in
-                    guard state.root!.own?.level === scope else { return [] }
+            ///
+            /// Returns what it dropped, to be released after unlocking.
+            private static func ended(_ scope: Scope, in root: Scope) -> [AnyBox] {
+                // Read out of the lock: the root holds its own lookup weakly, and the reference read here may be the last.
+                guard let own = root.withState({ $0.root!.own }), own.level === scope else { return [] }
+                return root.withState { state -> [AnyBox] in
                     state.root!.ownRunEnded = true
                     return state.root!.cache.compactMap { id, entry in
                         guard case .ready(let box, fromRun: true) = entry else { return nil }
@@ -1256,7 +1326,6 @@ nonisolated extension InjectedValues {
                         return box
                     }
                 }
-                withExtendedLifetime(built) {}
             }
 
             /// The box of a key's override in the running scope.
@@ -1310,7 +1379,8 @@ nonisolated extension InjectedValues {
                     var values = InjectedValues()
                     try update(&values)
                 }
-                return Run(lookup)
+                // A scope opened on no other level reads through no enclosing run, and the binding is not looked up.
+                return Run(lookup, in: lookup.rest == nil ? nil : binding.get().run)
             }
         }
 
@@ -1330,6 +1400,9 @@ nonisolated extension InjectedValues {
         struct Root {
             /// The `.cached` values, built or being built.
             var cache = [ObjectIdentifier: CacheEntry]()
+            /// The keys in `cache` that a quiet read built from a default a test would report, and that no read has
+            /// reported yet.
+            var unreported = Swift.Set<ObjectIdentifier>()
             /// A fresh scope's root: the fresh scope's lookup, which its builds read through while it lives.
             weak var own: Lookup?
             /// A fresh scope's root: whether the run of the fresh scope's own level has ended.
@@ -1397,12 +1470,19 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// Overrides a key, and returns what the write replaced, to be released after unlocking.
-        func write(_ box: AnyBox, for id: ObjectIdentifier) -> [AnyBox] {
-            withState { state in
-                if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
-                return state.overrides.updateValue(box, forKey: id).map { [$0] } ?? []
+        /// Overrides a key unless the scope has ended having kept nothing (`addsNothing`), checked and written under
+        /// one lock; says whether it wrote, and puts what the write replaced in `replaced`.
+        @inline(__always)
+        func writeUnlessLeftOut(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            switch state.phase {
+            case .ended where state.overrides.isEmpty: return false
+            case .running where state.kept == nil: state.kept = state.overrides
+            default: break
             }
+            replaced = state.overrides.updateValue(box, forKey: id)
+            return true
         }
 
         /// Drops the overrides (while the scope runs, those the reads see), a root's cache, and the global store's
@@ -1418,6 +1498,7 @@ nonisolated extension InjectedValues {
                 state.overrides = Overrides()
                 for case .ready(let box, _)? in state.root?.cache.values ?? [:].values { taken.append(box) }
                 state.root?.cache = [:]
+                state.root?.unreported = []
                 // Threads waiting for a build that the reset dropped build it again.
                 lock.broadcast()
                 return taken
@@ -1427,7 +1508,7 @@ nonisolated extension InjectedValues {
         /// Opens a scope on the lookup new things are made with now; fresh, with a root of its own.
         @usableFromInline
         static func opened(fresh: Bool) -> Opened {
-            let around = Store.lookupToKeep()
+            let around = Store.lookupToOpen()
             guard fresh else { return Opened(lookup: Lookup(Scope(), on: around), around: around) }
             // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
             // it reads test values as the global store does.
@@ -1444,13 +1525,13 @@ nonisolated extension InjectedValues {
 
         /// Opens a scope on a captured lookup, seen from where it is opened.
         static func opened(on captured: Lookup?) -> Opened {
-            let around = Store.lookupToKeep()
+            let around = Store.lookupToOpen()
             return Opened(lookup: Lookup(Scope(), on: Lookup.made(around, captured)), around: around)
         }
 
         /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
         static func opened(forTest policy: TestPolicy) -> Opened {
-            if let outer = Store.lookupToKeep()?.root?.testPolicy, !outer.isProcessPolicy {
+            if let outer = Store.lookupToOpen()?.root?.testPolicy, !outer.isProcessPolicy {
                 return opened(fresh: false)
             }
             return openedFresh(policy, world: nil)
@@ -1659,9 +1740,21 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// The lookup that a property, a capture or a scope made now keeps.
-        static func lookupToKeep() -> Lookup? {
+        /// The lookup that a scope opened now is opened on: where reads look, in a `.cached` default or an article-style
+        /// initializer, and else the lookup that what is made now keeps.
+        static func lookupToOpen() -> Lookup? {
             let context = ThreadState.currentContext
+            return context.opensOnBase ? context.base : lookupToKeep(in: context)
+        }
+
+        /// The lookup that a property, a capture or a scope made now keeps.
+        @inline(__always)
+        static func lookupToKeep() -> Lookup? {
+            lookupToKeep(in: ThreadState.currentContext)
+        }
+
+        /// `lookupToKeep()`, in `context`, the current thread's.
+        static func lookupToKeep(in context: Context) -> Lookup? {
             let run = Scope.binding.get().run
             // In line, the common case: a property made in the running scope, which holds the binding's lookup.
             if context.makesAsBound, let run, run.lookup.rest?.keepsEveryLevel(running: nil) ?? true {
@@ -1710,11 +1803,11 @@ nonisolated extension InjectedValues {
                 let (first, second) = Lookup.ordered(lookup(for: .read, in: context, bound: bound), context.lent)
                 return value(for: key, in: first, lent: second, root: (second ?? first)?.root, on: thread)
             }
-            // The first read through the store of a write through a key path is the accessor's read, which Swift makes
-            // before writing: it and all it evaluates are quiet. Reads that the setter makes afterwards are its own.
+            // The reads a write through a key path makes before its first write through the store are the accessor's
+            // getter, which Swift calls before the setter: they, and all they evaluate, are quiet. The first write ends
+            // them (`endReadHalf()`); reads that the setter makes after it are its own.
             var quiet = context
             (quiet.readHalf, quiet.quiet) = (false, true)
-            defer { thread.endReadHalf() }
             return thread.with(quiet) { value(for: key) }
         }
 
@@ -1764,8 +1857,9 @@ nonisolated extension InjectedValues {
         /// Reads a key from a root: its override, or else its default per its lifetime.
         ///
         /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
-        /// records what it found in the thread's view. A quiet read in a test (the read half of a write through a key
-        /// path) stores nothing it builds, so that the test's own reads of the key build and report it.
+        /// records what it found in the thread's view. What a quiet read in a test (the read half of a write through a
+        /// key path) builds from a key with no test value is kept as unreported, so that the test's own first read of
+        /// the key reports it.
         private static func rootValue<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             in root: Scope,
@@ -1773,7 +1867,6 @@ nonisolated extension InjectedValues {
         ) -> K.Value {
             let id = ObjectIdentifier(key)
             let isGlobal = root === global
-            let keepsNothing = thread.context.quiet && (root.testPolicy ?? (isGlobal ? processPolicy : nil)) != nil
             // Read before locking: `lifetime` is the key's own code, which may read other dependencies.
             let lifetime = K.lifetime
             root.lock.lock()
@@ -1793,7 +1886,19 @@ nonisolated extension InjectedValues {
                 switch root.state.root!.cache[id] {
                 case .ready(let box, _)?:
                     let value = unbox(box, as: K.Value.self)
-                    if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
+                    if !root.state.root!.unreported.isEmpty, !thread.context.quiet,
+                        root.state.root!.unreported.remove(id) != nil
+                    {
+                        // Built by a quiet read: this is the first read that reports it, and the view waits for it.
+                        root.lock.unlock()
+                        if let policy = root.testPolicy ?? (isGlobal ? processPolicy : nil) {
+                            policy.reportMissingTestValue(of: key, inUpdate: thread.context.inUpdate)
+                        }
+                        return value
+                    }
+                    if isGlobal, !root.state.root!.unreported.contains(id) {
+                        thread.addViewEntry(.value(Box(value)), for: id)
+                    }
                     root.lock.unlock()
                     return value
                 case .building(let ticket)?:
@@ -1807,9 +1912,6 @@ nonisolated extension InjectedValues {
                     waits.unlock()
                     root.lock.wait()
                     waits.withLock { thread.endWaiting() }
-                case nil where keepsNothing:
-                    root.lock.unlock()
-                    return build(key, in: root, on: thread).value
                 case nil:
                     let ticket = BuildTicket(key: key, builder: thread)
                     root.state.root!.cache[id] = .building(ticket)
@@ -1831,6 +1933,13 @@ nonisolated extension InjectedValues {
                         return value
                     }
                     root.state.root!.cache[id] = .ready(Box(value), fromRun: fromRun)
+                    if thread.context.quiet, !(key is any TestValueKey.Type),
+                        root.testPolicy ?? (isGlobal && !K.currentValueIsVariable ? processPolicy : nil) != nil
+                    {
+                        root.state.root!.unreported.insert(id)
+                        root.lock.unlock()
+                        return value
+                    }
                 // The next turn finds the value ready (or an override written meanwhile) and returns it.
                 }
             }
@@ -1885,24 +1994,63 @@ nonisolated extension InjectedValues {
         /// `box` is a `Box` of `value`, made by the caller.
         @usableFromInline
         static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
-            let id = ObjectIdentifier(key)
-            let replaced: [AnyBox]
             let context = ThreadState.currentContext
-            if let level = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup)?.level {
-                replaced = level.write(box, for: id)
+            guard !context.inKeyPathWrite else { return overrideInKeyPathWrite(key, with: value, in: box, context) }
+            let id = ObjectIdentifier(key)
+            var replaced: AnyBox?
+            if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
+                writes.write(box, for: id, replaced: &replaced)
+            {
+                // Released here, outside the lock, because a value's deinit is user code.
+                withExtendedLifetime(replaced) {}
             } else if let settable = key as? any InjectionKey.Type {
-                return assign(value, to: settable)
+                assign(value, to: settable)
             } else {
-                replaced = global.withState { state in
-                    var replaced = state.root!.threads.values.compactMap {
+                let dropped: [AnyBox] = global.withState { state in
+                    var dropped = state.root!.threads.values.compactMap {
                         $0.removeViewEntry(for: id, overridden: true)
                     }
-                    if let previous = state.overrides.updateValue(box, forKey: id) { replaced.append(previous) }
-                    return replaced
+                    if let previous = state.overrides.updateValue(box, forKey: id) { dropped.append(previous) }
+                    return dropped
                 }
+                withExtendedLifetime(dropped) {}
             }
+        }
+
+        /// Overrides a key in a write through a key path: the first such write ends the read half, and the getter's
+        /// quiet read may have built the live default of the key the setter overrides, which is not kept for the rest
+        /// of the test.
+        @inline(never)
+        private static func overrideInKeyPathWrite<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            with value: K.Value,
+            in box: AnyBox,
+            _ context: Context
+        ) {
+            let thread = ThreadState.current
+            if context.readHalf { thread.endReadHalf() }
+            var inWrite = thread.context
+            inWrite.inKeyPathWrite = false
+            thread.with(inWrite) { override(key, with: value, in: box) }
+            let unused = dropQuietBuild(of: ObjectIdentifier(key), in: context)
             // Released here, outside the lock, because a value's deinit is user code.
-            withExtendedLifetime(replaced) {}
+            withExtendedLifetime(unused) {}
+        }
+
+        /// Drops, from the root a read in `context` reaches, a key's value that a quiet read built and no read has
+        /// reported, and returns it, to be released after unlocking.
+        @inline(never)
+        private static func dropQuietBuild(of id: ObjectIdentifier, in context: Context) -> AnyBox? {
+            let (first, second) = Lookup.ordered(
+                lookup(for: .read, in: context, bound: Scope.binding.get().run?.lookup),
+                context.lent
+            )
+            let root = (second ?? first)?.root ?? global
+            return root.withState { state in
+                guard state.root!.unreported.remove(id) != nil else { return nil }
+                guard case .ready(let box, _)? = state.root!.cache.removeValue(forKey: id) else { return nil }
+                return box
+            }
         }
 
         /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
@@ -1939,11 +2087,15 @@ nonisolated extension InjectedValues {
         static func reset() {
             let dropped: [AnyBox]
             let context = ThreadState.currentContext
-            if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
-                let level = writes.level
-            {
-                let root = writes.root.flatMap { root in root.withState { $0.root!.own?.level } === level ? root : nil }
-                dropped = level.takeAll() + (root?.takeAll() ?? [])
+            if context.readHalf { ThreadState.current.endReadHalf() }
+            let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup)
+            if let writes, let scope = writes.scopeToReset() {
+                // A fresh scope's own level resets its root too. The root's own lookup is read out of its lock, since
+                // the reference read may be the last.
+                let own = writes.root.flatMap { root in root.withState { $0.root!.own } }
+                let root = scope !== writes.root && own?.level === scope ? writes.root : nil
+                dropped = scope.takeAll() + (root?.takeAll() ?? [])
+                withExtendedLifetime(own) {}
             } else {
                 // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
                 let restored = variables.restoreAll(on: ThreadState.current)
@@ -1977,22 +2129,61 @@ nonisolated extension InjectedValues {
         unowned(unsafe) var base: Lookup?, made: Lookup?, lent: Lookup?
         /// `lent`'s identity, which compares without retaining it; set with it, by `lend(_:)`.
         var lentID: ObjectIdentifier?
+        /// The flags below, one bit each, kept in one word so that copying a context copies no more than it needs.
+        private var flags: UInt16 = 0
+
+        private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
+
+        private mutating func set(_ bit: UInt16, _ value: Bool) {
+            flags = value ? flags | bit : flags & ~bit
+        }
+
         /// Whether the context sets `base`, which reads look through and writes go to the first level of, instead of the
         /// binding's lookup; a `nil` that is set is the global store.
-        var setsBase = false
+        var setsBase: Bool {
+            get { flag(1 << 0) }
+            set { set(1 << 0, newValue) }
+        }
         /// Whether the context sets `made`, what new properties, captures and scopes are made with, instead of where
         /// reads look; a `nil` that is set is no scope.
-        var setsMade = false
+        var setsMade: Bool {
+            get { flag(1 << 1) }
+            set { set(1 << 1, newValue) }
+        }
         /// Whether a write that has no scope to go to goes to `lent`'s first level: set for a property's own setter.
-        var lendsWrites = false
-        /// Whether reads report nothing and, in a test, store nothing they build: the read half of a write through a
-        /// key path, and everything it evaluates.
-        var quiet = false
-        /// Whether the next read through the store is the read half of a write through a key path.
-        var readHalf = false
+        var lendsWrites: Bool {
+            get { flag(1 << 2) }
+            set { set(1 << 2, newValue) }
+        }
+        /// Whether reads report nothing and, in a test, keep what they build unreported: the read half of a write
+        /// through a key path, and everything it evaluates.
+        var quiet: Bool {
+            get { flag(1 << 3) }
+            set { set(1 << 3, newValue) }
+        }
+        /// Whether reads through the store are the read half of a write through a key path: until its first write.
+        var readHalf: Bool {
+            get { flag(1 << 4) }
+            set { set(1 << 4, newValue) }
+        }
+        /// Whether a write through a key path is in progress, whose writes drop what its quiet reads built of the keys
+        /// they write.
+        var inKeyPathWrite: Bool {
+            get { flag(1 << 5) }
+            set { set(1 << 5, newValue) }
+        }
         /// Whether the read is made by an update closure, which a strict test's report says, since Swift writes part of
         /// a dependency (`$0.client.fetch = …`) by reading the whole of it first.
-        var inUpdate = false
+        var inUpdate: Bool {
+            get { flag(1 << 6) }
+            set { set(1 << 6, newValue) }
+        }
+        /// Whether scopes opened now are opened on `base`: in a `.cached` default or an article-style initializer, what
+        /// is made remembers no scope, but a scope opened there reads where the default does.
+        var opensOnBase: Bool {
+            get { flag(1 << 7) }
+            set { set(1 << 7, newValue) }
+        }
 
         init(quiet: Bool = false) {
             self.quiet = quiet
@@ -2111,7 +2302,9 @@ nonisolated extension InjectedValues {
         /// The context of the operation in progress on the current thread, read without retaining its state.
         @inline(__always)
         static var currentContext: Context {
-            existing?.takeUnretainedValue().own.context ?? Context()
+            // Not `existing?…  ?? Context()`: `??` would copy the context through its type's value witnesses.
+            guard let state = existing else { return Context() }
+            return state.takeUnretainedValue().own.context
         }
 
         /// Runs `body` in `context`, then restores the context it replaced.
@@ -2172,7 +2365,7 @@ nonisolated extension InjectedValues {
         func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
             var context = Context(quiet: own.context.quiet)
             (context.base, context.inUpdate) = (lookup, own.context.inUpdate)
-            (context.setsBase, context.setsMade) = (true, true)
+            (context.setsBase, context.setsMade, context.opensOnBase) = (true, true, true)
             return withExtendedLifetime(lookup) {
                 with(context) {
                     guard Scope.binding.get().run != nil else { return body() }
@@ -2185,7 +2378,7 @@ nonisolated extension InjectedValues {
         /// write.
         func writingThroughKeyPath(_ body: () -> Void) {
             var context = own.context
-            context.readHalf = true
+            (context.readHalf, context.inKeyPathWrite) = (true, true)
             with(context, body)
         }
 
@@ -2291,6 +2484,7 @@ nonisolated extension InjectedValues {
             own.stack.append(key)
             let outer = own.context
             own.context.readHalf = false
+            own.context.inKeyPathWrite = false
             own.context.lendsWrites = false
             defer {
                 own.stack.removeLast()
@@ -2331,7 +2525,7 @@ nonisolated extension InjectedValues {
             _ key: K.Type,
             _ id: ObjectIdentifier
         ) -> K.Value {
-            let value = Store.variables.firstRead(id, on: self) { outsideEveryScope(in: nil) { K.currentValue } }
+            let value = Store.variables.firstRead(key, on: self) { outsideEveryScope(in: nil) { K.currentValue } }
             own.initializedVariables.insert(id)
             if let value { return value }
             return readVariable(key)
@@ -2370,7 +2564,18 @@ nonisolated extension InjectedValues {
                 chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
                 next = blocker
             }
-            return Array(own.stack.drop(while: { $0 != next.key })) + chain + [next.key]
+            return Array(stack(before: ticket).drop(while: { $0 != next.key })) + chain + [next.key]
+        }
+
+        /// This thread's stack, less `ticket`'s key at its top: a thread that waits for another's first read of a
+        /// variable has put the variable's key on its stack already, which a build's waiter has not.
+        private func stack(before ticket: BuildTicket) -> ArraySlice<Any.Type> {
+            ticket.isFirstRead && own.stack.last == ticket.key ? own.stack.dropLast() : own.stack[...]
+        }
+
+        /// The cycle that a read or write of `key` closes on this thread, which is evaluating it already.
+        func cycle(closingAt key: Any.Type) -> [Any.Type] {
+            Array(own.stack.drop(while: { $0 != key })) + [key]
         }
 
         /// Records that this thread waits for another thread's build.
@@ -2378,7 +2583,7 @@ nonisolated extension InjectedValues {
         /// Called holding `Store.waits`.
         func beginWaiting(for ticket: BuildTicket) {
             waitingFor = ticket
-            waitingKeys = own.stack
+            waitingKeys = Array(stack(before: ticket))
         }
 
         /// Records that this thread no longer waits.
@@ -2396,8 +2601,9 @@ nonisolated extension InjectedValues {
     /// A big-reader lock. A thread reads a variable through the store holding its own `variableLock`; a writer holds
     /// every registered thread's, which it takes one at a time holding nothing else, and only one writer runs at once
     /// (`writer`). A variable's first read, which may run its initializer, holds no lock at all, so that an initializer
-    /// that waits for another thread waits holding nothing; writes to that key wait until every first read of it has
-    /// returned (`firstReads`), and no write starts one, because a writer first reads the variable itself the same way.
+    /// that waits for another thread waits holding nothing. One thread makes it (`firstReaders`); another thread that
+    /// reads or writes the variable meanwhile waits for it as for a build, in the wait graph, so that an initializer
+    /// in a cycle of defaults across threads stops the process with the cycle instead of hanging.
     final class Variables: Sendable {
         /// What `lock` guards.
         private struct State: Sendable {
@@ -2405,8 +2611,8 @@ nonisolated extension InjectedValues {
             var readers: [ObjectIdentifier: ThreadState] = [:]
             /// The keys whose first read has returned.
             var initialized: Swift.Set<ObjectIdentifier> = []
-            /// For each key, how many first reads of it are in progress.
-            var firstReads: [ObjectIdentifier: Int] = [:]
+            /// For each key whose first read is in progress, its ticket: the thread making it, and the key.
+            var firstReaders: [ObjectIdentifier: BuildTicket] = [:]
             /// The thread that writes variables now, if any.
             var writer: ThreadState?
             /// For each settable key that global writes assigned since the last reset, what its `currentValue` held
@@ -2414,62 +2620,140 @@ nonisolated extension InjectedValues {
             var originals: [ObjectIdentifier: any Restoring] = [:]
         }
 
+        /// What a thread does about a variable, decided holding `lock`.
+        private enum Step {
+            /// Read it for the first time, as the ticket's builder.
+            case read(BuildTicket)
+            /// Wait for another thread's first read.
+            case wait(BuildTicket)
+            /// It has been read before.
+            case initialized
+            /// Write it, holding these readers' locks.
+            case write([ThreadState])
+        }
+
         private let lock = Lock(State())
 
         /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read,
         /// holding no lock; returns what `read` returned, or `nil` if it did not run.
-        func firstRead<V>(_ id: ObjectIdentifier, on thread: ThreadState, _ read: () -> V) -> V? {
-            // A thread that is not yet a reader waits for the writer, which did not take its lock.
-            let isFirst = lock.withLock(
-                waitingUntil: { $0.readers[ObjectIdentifier(thread)] != nil || $0.writer == nil }
-            ) { state in
-                state.readers[ObjectIdentifier(thread)] = thread
-                guard !state.initialized.contains(id) else { return false }
-                state.firstReads[id, default: 0] += 1
-                return true
+        ///
+        /// While another thread makes the key's first read, this one waits for it, holding no lock.
+        func firstRead<V>(_ key: Any.Type, on thread: ThreadState, _ read: () -> V) -> V? {
+            let id = ObjectIdentifier(key)
+            while true {
+                // A thread that is not yet a reader waits for the writer, which did not take its lock.
+                let step = lock.withLock(
+                    waitingUntil: { $0.readers[ObjectIdentifier(thread)] != nil || $0.writer == nil }
+                ) { state -> Step in
+                    state.readers[ObjectIdentifier(thread)] = thread
+                    if state.initialized.contains(id) { return .initialized }
+                    if let ticket = state.firstReaders[id] { return .wait(ticket) }
+                    let ticket = BuildTicket(key: key, builder: thread, isFirstRead: true)
+                    state.firstReaders[id] = ticket
+                    return .read(ticket)
+                }
+                switch step {
+                case .read(let ticket):
+                    let value = read()
+                    lock.withLock { state in
+                        state.initialized.insert(id)
+                        state.firstReaders[id] = nil
+                        Store.waits.withLock { ticket.finish() }
+                        lock.broadcast()
+                    }
+                    return value
+                case .wait(let ticket):
+                    waitForFirstRead(ticket, on: thread)
+                case .initialized, .write:
+                    return nil
+                }
             }
-            guard isFirst else { return nil }
-            let value = read()
-            lock.withLock { state in
-                state.initialized.insert(id)
-                state.firstReads[id]! -= 1
-                if state.firstReads[id] == 0 { state.firstReads[id] = nil }
-                lock.broadcast()
+        }
+
+        /// Waits, holding no lock, for another thread's first read of a variable, recorded in the wait graph; stops the
+        /// process if waiting would close a cycle.
+        private func waitForFirstRead(_ ticket: BuildTicket, on thread: ThreadState) {
+            let id = ObjectIdentifier(ticket.key)
+            Store.waits.lock()
+            if let cycle = thread.cycle(waitingFor: ticket) {
+                Store.waits.unlock()
+                dependencyCycle(cycle)
             }
-            return value
+            thread.beginWaiting(for: ticket)
+            Store.waits.unlock()
+            lock.withLock(waitingUntil: { $0.firstReaders[id] !== ticket }) { _ in }
+            Store.waits.withLock { thread.endWaiting() }
         }
 
         /// Runs `body`, which assigns `key`'s variable, holding every reader's variable lock.
         ///
         /// It first makes sure that the variable has been read once, running its initializer holding no lock, and
-        /// waits, holding no lock, for the first reads in progress and for another writer. A write made by a setter or
-        /// observer that a write runs, which holds the locks already, runs at once.
+        /// waits, holding no lock, for a first read in progress and for another writer. A write made by a setter or
+        /// observer that a write runs, which holds the locks already, runs at once. A write made while this thread
+        /// reads a variable (in a computed getter, or a default it builds) lets go of its own lock while it runs.
         func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
-            if case .all = thread.variableLocks { return thread.with(Context(), body) }
+            switch thread.variableLocks {
+            case .all:
+                return thread.with(Context(), body)
+            case .own:
+                // Taking every reader's lock while holding its own would wait for itself.
+                thread.variableLocks = .none
+                thread.variableLock.unlock()
+                defer {
+                    thread.variableLock.lock()
+                    thread.variableLocks = .own
+                }
+                return writing(key, on: thread, body)
+            case .none:
+                break
+            }
             let id = ObjectIdentifier(key)
             while true {
-                // `nil` when the variable needs its first read.
-                let locked: [ThreadState]? = lock.withLock(
+                let step = lock.withLock(
                     waitingUntil: { state in
-                        state.firstReads[id] == nil && (state.writer == nil || !state.initialized.contains(id))
+                        state.firstReaders[id] != nil || state.writer == nil || !state.initialized.contains(id)
                     }
-                ) { state in
-                    guard state.initialized.contains(id) else { return nil }
+                ) { state -> Step in
+                    if let ticket = state.firstReaders[id] { return .wait(ticket) }
+                    guard state.initialized.contains(id) else { return .initialized }
                     state.writer = thread
-                    return Array(state.readers.values)
+                    return .write(Array(state.readers.values))
                 }
-                guard let locked else {
-                    _ = firstRead(id, on: thread) { thread.outsideEveryScope(in: nil) { K.currentValue } }
+                switch step {
+                case .wait(let ticket) where ticket.builder === thread:
+                    // This thread is making the variable's first read: its initializer, or a default that reads, writes
+                    // the variable it is the initial value of.
+                    dependencyCycle(thread.cycle(closingAt: key))
+                case .wait(let ticket):
+                    waitForFirstRead(ticket, on: thread)
+                case .initialized:
+                    // Not read yet: read it once, so that no write starts its initializer.
+                    _ = firstRead(key, on: thread) { thread.outsideEveryScope(in: nil) { K.currentValue } }
                     thread.noteInitialized(id)
-                    continue
+                case .write(let locked):
+                    return exclusively(on: thread, holding: locked, body)
+                case .read:
+                    preconditionFailure("InjectedValues: a writer never makes a first read here")
                 }
-                return exclusively(on: thread, holding: locked, body)
             }
         }
 
         /// Assigns back every original, and returns the values replaced, to be released after unlocking.
         func restoreAll(on thread: ThreadState) -> [Any] {
-            if case .all = thread.variableLocks { return restoreOriginals() }
+            switch thread.variableLocks {
+            case .all:
+                return restoreOriginals()
+            case .own:
+                thread.variableLocks = .none
+                thread.variableLock.unlock()
+                defer {
+                    thread.variableLock.lock()
+                    thread.variableLocks = .own
+                }
+                return restoreAll(on: thread)
+            case .none:
+                break
+            }
             let locked = lock.withLock(waitingUntil: { $0.writer == nil }) { state in
                 state.writer = thread
                 return Array(state.readers.values)
@@ -2572,14 +2856,18 @@ nonisolated extension InjectedValues {
     final class BuildTicket: Sendable {
         let key: Any.Type
         let builder: ThreadState
+        /// Whether it stands for a variable's first read, whose waiters have put the key on their stacks already, as a
+        /// `.cached` build's waiters have not.
+        let isFirstRead: Bool
         /// Whether the builder has its value; from then on nobody waits for this ticket.
         ///
         /// Set, once, holding `Store.waits`, so that a thread holding `Store.waits` sees every ticket as it is.
         private let state = Lock(false)
 
-        init(key: Any.Type, builder: ThreadState) {
+        init(key: Any.Type, builder: ThreadState, isFirstRead: Bool = false) {
             self.key = key
             self.builder = builder
+            self.isFirstRead = isFirstRead
         }
 
         var finished: Bool { state.withLock { $0 } }

@@ -170,8 +170,8 @@ nonisolated extension Trait where Self == InjectedValuesTrait {
     /// Swift writes through a key path by calling the accessor's getter first (a `WritableKeyPath` has no operation
     /// that calls only the setter), so where the key has no test value, this builds its live default once before
     /// replacing it. The trait writes through the store's key-path subscript, so that this build, and everything it
-    /// reads, reports nothing in a strict suite and keeps nothing in the test's cache. To set a dependency without
-    /// evaluating its default at all, assign it in the update closure,
+    /// reads, reports nothing in a strict suite, and the live value is dropped as the mock replaces it. To set a
+    /// dependency without evaluating its default at all, assign it in the update closure,
     /// `.injectedValues { $0.networkProvider = MockedNetworkProvider() }`.
     ///
     /// - Parameters:

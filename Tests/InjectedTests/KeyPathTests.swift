@@ -60,6 +60,24 @@ struct KeyPathTests {
         }
     }
 
+    @Test("every read an accessor's getter makes for a write through its key path is quiet, and built once")
+    func wholeReadHalfIsQuiet() {
+        let messages = Messages()
+        let before = TripleC.builds.value
+        withTestInjectedValues(strict: true, reportingTo: messages.append) { _ in
+        } operation: {
+            InjectedValues[\.triple] = Triple(a: 3, b: 4, c: 0)
+            #expect(InjectedValues[TripleAKey.self] == 3)
+            #expect(InjectedValues[TripleBKey.self] == 4)
+            // The getter read TripleCKey, which the setter does not write: quiet then, reported when the test reads it.
+            #expect(messages.all.isEmpty)
+            #expect(InjectedValues[TripleCKey.self].value == 5)
+        }
+        #expect(TripleC.builds.value - before == 1)
+        #expect(messages.all.count == 1)
+        #expect(messages.all.first?.contains("the test read TripleCKey") == true)
+    }
+
     @Test("a launch override racing a warm-up's first read builds the live default exactly once, 300 times")
     func launchOverrideRacingAWarmUp() async {
         // In a process of its own that runs no test's scope, as an app is.
@@ -183,5 +201,61 @@ extension InjectedValues {
     fileprivate var formatters: Formatters {
         get { self[FormattersKey.self] }
         set { self[FormattersKey.self] = newValue }
+    }
+}
+
+/// Three dependencies that one accessor reads together and writes two of.
+struct Triple: Sendable, Equatable {
+    var a: Int
+    var b: Int
+    var c: Int
+}
+
+/// A cached dependency that counts its builds.
+final class TripleC: Sendable {
+    static let builds = Counter()
+    let value = 5
+
+    init() {
+        Self.builds.increment()
+    }
+}
+
+private enum TripleAKey: ReadOnlyInjectionKey {
+    static var currentValue: Int { 1 }
+}
+
+private enum TripleBKey: ReadOnlyInjectionKey {
+    static var currentValue: Int { 2 }
+}
+
+private enum TripleCKey: ReadOnlyInjectionKey {
+    static var currentValue: TripleC { TripleC() }
+}
+
+extension InjectedValues {
+    fileprivate var triple: Triple {
+        get { Triple(a: Self[TripleAKey.self], b: Self[TripleBKey.self], c: Self[TripleCKey.self].value) }
+        set {
+            Self[TripleAKey.self] = newValue.a
+            Self[TripleBKey.self] = newValue.b
+        }
+    }
+}
+
+/// What a strict test reported about its own reads, in order.
+///
+/// It ignores reads made outside every test's scope, which, while a strict test runs, are reported to the strict test
+/// that began last: in a parallel run, other tests' work.
+private final class Messages: @unchecked Sendable {
+    // `@unchecked Sendable`: `list` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var list: [String] = []
+
+    var all: [String] { lock.withLock { list } }
+
+    @Sendable func append(_ message: String) {
+        if message.hasPrefix("InjectedValues: work outside every test's scope") { return }
+        lock.withLock { list.append(message) }
     }
 }

@@ -118,6 +118,106 @@ struct OutlivingTaskTests {
         #expect(before == Array(repeating: "alice", count: 5))
         #expect(after == Array(repeating: "bob", count: 5))
     }
+
+    @Test("a task started in a nested scope keeps the scope around it running, with the operation's writes")
+    func taskInANestedScopeKeepsTheOuterRun() async {
+        let gate = AsyncGate()
+        let task = withInjectedValues {
+            $0.lateLabel = "configured"
+        } operation: {
+            InjectedValues[\.lateLabel] = "written in the outer run"
+            return withInjectedValues {
+                $0.lateLevel = 1
+            } operation: {
+                Task {
+                    await gate.wait()
+                    return (InjectedValues[\.lateLabel], InjectedValues[\.lateLevel])
+                }
+            }
+        }
+        // Both operations have returned; the task started in the nested scope still runs.
+        await gate.open()
+        let (label, level) = await task.value
+        #expect(label == "written in the outer run")
+        #expect(level == 1)
+    }
+
+    @Test("a task started by a task of the scope, in a nested scope, sees the run after the first task ended")
+    func grandchildTaskKeepsTheRun() async {
+        let gate = AsyncGate()
+        let first = withInjectedValues {
+            $0.lateLabel = "configured"
+        } operation: {
+            InjectedValues[\.lateLabel] = "written in the run"
+            return Task {
+                withInjectedValues {
+                    $0.lateLevel = 9
+                } operation: {
+                    Task {
+                        await gate.wait()
+                        return (InjectedValues[\.lateLabel], InjectedValues[\.lateLevel])
+                    }
+                }
+            }
+        }
+        let second = await first.value
+        await gate.open()
+        let (label, level) = await second.value
+        #expect(label == "written in the run")
+        #expect(level == 9)
+    }
+
+    @Test("a value the run wrote is released reading the scope, not outside every scope")
+    func writtenValueIsReleasedInTheScope() {
+        let seen = SeenLabels()
+        withInjectedValues {
+            $0.lateLabel = "configured"
+        } operation: {
+            InjectedValues[\.releaseProbe] = ReleaseProbe { seen.append(InjectedValues[\.lateLabel]) }
+            InjectedValues[\.releaseProbe] = nil
+            InjectedValues[\.releaseProbe] = ReleaseProbe { seen.append(InjectedValues[\.lateLabel]) }
+        }
+        // The first was released by the second write, in the run; the second with the run.
+        #expect(seen.labels == ["configured", "configured"])
+    }
+}
+
+/// Calls its closure when it is released.
+private final class ReleaseProbe: Sendable {
+    let onRelease: @Sendable () -> Void
+
+    init(_ onRelease: @escaping @Sendable () -> Void) {
+        self.onRelease = onRelease
+    }
+
+    deinit {
+        onRelease()
+    }
+}
+
+private enum ReleaseProbeKey: ReadOnlyInjectionKey {
+    static var currentValue: ReleaseProbe? { nil }
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
+extension InjectedValues {
+    fileprivate var releaseProbe: ReleaseProbe? {
+        get { Self[ReleaseProbeKey.self] }
+        set { Self[ReleaseProbeKey.self] = newValue }
+    }
+}
+
+/// Labels seen by deinits, in order.
+private final class SeenLabels: @unchecked Sendable {
+    // `@unchecked Sendable`: `list` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var list: [String] = []
+
+    var labels: [String] { lock.withLock { list } }
+
+    func append(_ label: String) {
+        lock.withLock { list.append(label) }
+    }
 }
 
 /// Whether `condition` holds within five seconds, checked every millisecond: a task's locals are released shortly after
