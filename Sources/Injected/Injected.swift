@@ -1262,7 +1262,8 @@ nonisolated extension InjectedValues {
         /// A scope's run: its operation and every task started in it, each of whose bindings holds it.
         ///
         /// The scope runs from the run's start to its release, when the last of them has finished; then what was written
-        /// in it is dropped, and objects made in the scope see what its update closure set.
+        /// in it is dropped, and objects made in the scope see what its update closure set. Runs started inside it, which
+        /// read through it, receive what it wrote, so that their tasks keep reading it (see `deinit`).
         @usableFromInline
         final class Run: Sendable {
             let lookup: Lookup
@@ -1270,43 +1271,101 @@ nonisolated extension InjectedValues {
             let scope: Scope
             /// `lookup`'s identity, which a read compares with the lookup a property lends without retaining either.
             let id: ObjectIdentifier
-            /// The run of a scope this one was opened in, and reads through, whose run has written something: a task
-            /// started here keeps that scope running too, so that it reads those writes for as long as it runs.
-            let enclosing: Run?
 
+            /// Starts the run of `lookup`'s first level; `enclosing` is the run the binding held where it starts.
             init(_ lookup: Lookup, in enclosing: Run?) {
                 self.lookup = lookup
                 id = ObjectIdentifier(lookup)
                 scope = lookup.level!
-                self.enclosing = enclosing.flatMap { Run.nearestWritten(from: $0, readBy: lookup) }
                 scope.withState { $0.phase = .running }
+                if let enclosing { Run.nest(self, in: enclosing) }
             }
 
-            /// The nearest run, from `run` outwards, that has written something and that `lookup` reads through: one that
-            /// has written nothing adds nothing a task could lose, and holding it would keep a chain of finished hops
-            /// running (a poll that reschedules itself).
+            /// Records `run` as nested in `enclosing`, if it reads through it.
             @inline(never)
-            private static func nearestWritten(from run: Run, readBy lookup: Lookup) -> Run? {
-                var nearest: Run? = run
-                while let current = nearest, !current.scope.runHasWritten { nearest = current.enclosing }
-                guard let nearest, lookup.rest?.contains(nearest.scope) == true else { return nil }
-                return nearest
+            private static func nest(_ run: Run, in enclosing: Run) {
+                guard run.lookup.rest?.contains(enclosing.scope) == true else { return }
+                enclosing.scope.withState { state in
+                    if state.nestedRuns == nil { state.nestedRuns = [:] }
+                    state.nestedRuns![ObjectIdentifier(run)] = WeakRun(run: run)
+                }
+                let box = EnclosingRun(enclosing)
+                run.scope.withState { $0.enclosingRun = box }
             }
 
+            /// Ends the run.
+            ///
+            /// What it wrote goes, as written in their own runs, to the runs started inside it that are
+            /// still running, for each key that no level between them and this scope overrides: their tasks keep reading
+            /// it, while this scope's own objects now read what its update closure set. Those runs are handed to the
+            /// run around this one, which passes its writes on in turn when it ends. Nothing keeps a finished run, so a
+            /// chain of hops that each start the next holds one run at a time.
             deinit {
-                var written: Overrides? = scope.withState { state in
-                    state.phase = .ended
-                    guard let kept = state.kept else { return nil }
-                    defer { (state.overrides, state.kept) = (kept, nil) }
-                    return state.overrides
+                var written: Overrides?
+                scope.lock.lock()
+                scope.state.phase = .ended
+                if let kept = scope.state.kept {
+                    written = scope.state.overrides
+                    (scope.state.overrides, scope.state.kept) = (kept, nil)
+                }
+                let nested = scope.state.nestedRuns
+                let enclosing = scope.state.enclosingRun
+                scope.state.nestedRuns = nil
+                scope.lock.unlock()
+                if enclosing != nil || nested != nil {
+                    handOver(written: written, to: nested.map { Array($0.values) } ?? [], leaving: enclosing)
                 }
                 var built = lookup.root.map { Run.ended(scope, in: $0) } ?? []
                 // Released here, outside the lock, because a value's deinit is user code; and in the scope, which it
                 // reads as it now is, since the run that wrote the values may end on any thread.
                 if written != nil || !built.isEmpty {
-                    ThreadState.current.outsideEveryScope(in: lookup) {
-                        written = nil
-                        built = []
+                    ThreadState.current.outsideEveryScope(in: lookup) { (written, built) = (nil, []) }
+                }
+            }
+
+            /// Leaves the run that `enclosing` holds, and hands what this run wrote, and the runs nested in it, to
+            /// `nested` and to that run.
+            @inline(never)
+            private func handOver(written: Overrides?, to nested: [WeakRun], leaving enclosing: EnclosingRun?) {
+                // Weak references are loaded out of every lock: a strong reference made from one may be the last.
+                let around = enclosing?.run
+                around?.scope.withState { _ = $0.nestedRuns?.removeValue(forKey: ObjectIdentifier(self)) }
+                var runWrites = nested.isEmpty ? [] : Run.writes(in: written, over: scope)
+                for inner in nested.compactMap(\.run) {
+                    inner.receive(runWrites, from: scope)
+                    if let around { Run.nest(inner, in: around) }
+                }
+                // What no nested run took is released in the scope, as `deinit` releases the rest.
+                if !runWrites.isEmpty { ThreadState.current.outsideEveryScope(in: lookup) { runWrites = [] } }
+            }
+
+            /// What a run wrote: what `written`, its overrides at its end, holds that the scope, now back to what it
+            /// kept, does not.
+            private static func writes(
+                in written: Overrides?,
+                over scope: Scope
+            ) -> [(id: ObjectIdentifier, box: AnyBox)] {
+                guard let written else { return [] }
+                let kept = scope.withState { $0.overrides }
+                return written.entries.filter { kept[$0.id] !== $0.box }
+            }
+
+            /// Takes what the run of an enclosing scope wrote, for each key no level between this run's scope and that
+            /// one overrides, as written in this run.
+            private func receive(_ writes: [(id: ObjectIdentifier, box: AnyBox)], from ended: Scope) {
+                guard !writes.isEmpty else { return }
+                var levels: [Scope] = []
+                var node = lookup.rest
+                while let current = node, let level = current.level, level !== ended {
+                    levels.append(level)
+                    node = current.rest
+                }
+                let unseen = writes.filter { write in !levels.contains { $0.box(for: write.id) != nil } }
+                scope.withState { state in
+                    guard case .running = state.phase else { return }
+                    if state.kept == nil { state.kept = state.overrides }
+                    for write in unseen where state.overrides[write.id] == nil {
+                        _ = state.overrides.updateValue(write.box, forKey: write.id)
                     }
                 }
             }
@@ -1394,6 +1453,10 @@ nonisolated extension InjectedValues {
             var phase = Phase.settingUp
             /// What only a root keeps; `nil` for a level.
             var root: Root?
+            /// While the scope runs: the runs started inside it that read through it, which its run passes its writes
+            /// to when it ends, and the run it was started in, which it hands them to.
+            var nestedRuns: [ObjectIdentifier: WeakRun]?
+            var enclosingRun: EnclosingRun?
         }
 
         /// What a root keeps beside its overrides, guarded by its lock.
@@ -1413,6 +1476,21 @@ nonisolated extension InjectedValues {
 
         enum Phase {
             case settingUp, running, ended
+        }
+
+        /// A run, held weakly: a run's end must not wait for the runs around it or inside it.
+        struct WeakRun: Sendable {
+            weak let run: Run?
+        }
+
+        /// The run a scope's run was started in, held weakly, in a box, so that a scope's state holds one plain
+        /// reference, which copies and moves as cheaply as its other fields.
+        final class EnclosingRun: Sendable {
+            weak let run: Run?
+
+            init(_ run: Run) {
+                self.run = run
+            }
         }
 
         @exclusivity(unchecked) nonisolated(unsafe) var state = State()
@@ -1557,6 +1635,16 @@ nonisolated extension InjectedValues {
         var isEmpty: Bool {
             if case .none = storage { return true }
             return false
+        }
+
+        /// Every key and its box.
+        var entries: [(id: ObjectIdentifier, box: AnyBox)] {
+            switch storage {
+            case .none: []
+            case .one(let key, let box): [(key, box)]
+            case .two(let firstKey, let first, let secondKey, let second): [(firstKey, first), (secondKey, second)]
+            case .table(let table): table.map { ($0.key, $0.value) }
+            }
         }
 
         /// Every box, for a reset.
@@ -1742,6 +1830,7 @@ nonisolated extension InjectedValues {
 
         /// The lookup that a scope opened now is opened on: where reads look, in a `.cached` default or an article-style
         /// initializer, and else the lookup that what is made now keeps.
+        @inline(__always)
         static func lookupToOpen() -> Lookup? {
             let context = ThreadState.currentContext
             return context.opensOnBase ? context.base : lookupToKeep(in: context)
@@ -1869,6 +1958,10 @@ nonisolated extension InjectedValues {
             let isGlobal = root === global
             // Read before locking: `lifetime` is the key's own code, which may read other dependencies.
             let lifetime = K.lifetime
+            // A computed variable's getter that waits for another thread's build lets go of its variable lock while it
+            // waits, since that build may write a variable; it takes it back once it has unlocked the root.
+            var lentVariableLock = false
+            defer { if lentVariableLock { thread.retakeVariableLock() } }
             root.lock.lock()
             while true {
                 if let box = root.state.overrides[id] {
@@ -1910,6 +2003,7 @@ nonisolated extension InjectedValues {
                     }
                     thread.beginWaiting(for: ticket)
                     waits.unlock()
+                    if !lentVariableLock { lentVariableLock = thread.lendVariableLock() }
                     root.lock.wait()
                     waits.withLock { thread.endWaiting() }
                 case nil:
@@ -2537,6 +2631,21 @@ nonisolated extension InjectedValues {
             set { own.variableLocks = newValue }
         }
 
+        /// Lets go of this thread's own variable lock, if it holds it (in a computed getter), before it waits for another
+        /// thread, which may be writing a variable; returns whether it did.
+        func lendVariableLock() -> Bool {
+            guard case .own = own.variableLocks else { return false }
+            own.variableLocks = .none
+            variableLock.unlock()
+            return true
+        }
+
+        /// Takes back the variable lock that `lendVariableLock()` let go of, holding no other lock.
+        func retakeVariableLock() {
+            variableLock.lock()
+            own.variableLocks = .own
+        }
+
         /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
         func noteInitialized(_ id: ObjectIdentifier) {
             own.initializedVariables.insert(id)
@@ -2681,7 +2790,9 @@ nonisolated extension InjectedValues {
             }
             thread.beginWaiting(for: ticket)
             Store.waits.unlock()
+            let lent = thread.lendVariableLock()
             lock.withLock(waitingUntil: { $0.firstReaders[id] !== ticket }) { _ in }
+            if lent { thread.retakeVariableLock() }
             Store.waits.withLock { thread.endWaiting() }
         }
 

@@ -105,6 +105,19 @@ struct TaskAndObjectChainTests {
         #expect(late.cost <= early.cost * 3, "a read costs \(late.cost) ns after 4,000 hops, \(early.cost) ns after 10")
     }
 
+    @Test("a retry loop whose every attempt writes in its run, 4,000 attempts, keeps read cost flat and frees them")
+    func writingRetriesStayFlat() async {
+        let early = await Retrier().retry(attempts: 10)
+        let late = await Retrier().retry(attempts: 4_000)
+        #expect(late.attempt == 4_000)
+        #expect(late.previous == 3_999, "an attempt no longer reads the one before it")
+        #expect(
+            late.cost <= early.cost * 3,
+            "a read costs \(late.cost) ns after 4,000 attempts, \(early.cost) ns after 10"
+        )
+        #expect(late.alive <= early.alive + 2, "\(late.alive) attempts' values are still alive")
+    }
+
     @Test("an object that makes its successor in a run of its own scope, 5,000 times, holds one scope")
     func successorsMadeInRunsStayFlat() {
         var attempt = withInjectedValues {
@@ -264,5 +277,75 @@ extension InjectedValues {
     fileprivate var chainAttempt: Int {
         get { Self[ChainAttemptKey.self] }
         set { Self[ChainAttemptKey.self] = newValue }
+    }
+}
+
+/// Attempts that each start the next in a new task and a scope of their own, writing their number in their run.
+private final class Retrier: Sendable {
+    /// What the last attempt saw.
+    struct Last: Sendable {
+        let attempt: Int
+        let previous: Int
+        let cost: Double
+        let alive: Int
+    }
+
+    func retry(attempts: Int) async -> Last {
+        await withInjectedValues {
+            $0.chainSource = "client"
+        } operation: {
+            await withCheckedContinuation { continuation in
+                attempt(1, last: attempts, continuation)
+            }
+        }
+    }
+
+    private func attempt(_ number: Int, last: Int, _ continuation: CheckedContinuation<Last, Never>) {
+        Task {
+            withInjectedValues { _ in
+            } operation: {
+                let previous = InjectedValues[\.chainAttempt]
+                InjectedValues[\.chainAttempt] = number
+                InjectedValues[\.chainMarker] = AttemptMarker()
+                guard number < last else {
+                    let cost = (0..<21).map { _ in readCostHere() }.min()!
+                    continuation.resume(
+                        returning: Last(
+                            attempt: number,
+                            previous: previous,
+                            cost: cost,
+                            alive: AttemptMarker.alive.value
+                        )
+                    )
+                    return
+                }
+                attempt(number + 1, last: last, continuation)
+            }
+        }
+    }
+}
+
+/// A value each attempt writes, which counts the instances alive.
+private final class AttemptMarker: Sendable {
+    static let alive = Counter()
+
+    init() {
+        Self.alive.increment()
+    }
+
+    deinit {
+        Self.alive.add(-1)
+    }
+}
+
+private enum ChainMarkerKey: ReadOnlyInjectionKey {
+    static var currentValue: AttemptMarker? { nil }
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
+extension InjectedValues {
+    fileprivate var chainMarker: AttemptMarker? {
+        get { Self[ChainMarkerKey.self] }
+        set { Self[ChainMarkerKey.self] = newValue }
     }
 }

@@ -167,6 +167,61 @@ struct OutlivingTaskTests {
         #expect(level == 9)
     }
 
+    @Test("a task started in a nested scope reads the outer run's writes made after the nested scope opened")
+    func taskInANestedScopeReadsLaterOuterWrites() async {
+        let gate = AsyncGate()
+        let task = withInjectedValues {
+            $0.lateLabel = "configured"
+        } operation: {
+            let task = withInjectedValues {
+                $0.lateLevel = 1
+            } operation: {
+                Task {
+                    await gate.wait()
+                    return InjectedValues[\.lateLabel]
+                }
+            }
+            InjectedValues[\.lateLabel] = "written after the nested scope opened"
+            return task
+        }
+        await gate.open()
+        #expect(await task.value == "written after the nested scope opened")
+    }
+
+    @Test("three levels deep, a task reads what the outermost run wrote while the middle scope was open")
+    func threeLevelsKeepTheOutermostWrites() async {
+        let gate = AsyncGate()
+        let writing = AsyncGate()
+        let task = await withInjectedValues {
+            $0.lateLabel = "configured"
+        } operation: {
+            // A task of the outermost scope, which writes in its run once the middle scope is open.
+            let writer = Task {
+                await writing.wait()
+                InjectedValues[\.lateLabel] = "written in the outer run"
+            }
+            return await withInjectedValues {
+                $0.lateLevel = 1
+            } operation: {
+                await writing.open()
+                await writer.value
+                return withInjectedValues {
+                    $0.lateLevel = 2
+                } operation: {
+                    Task {
+                        await gate.wait()
+                        return (InjectedValues[\.lateLabel], InjectedValues[\.lateLevel])
+                    }
+                }
+            }
+        }
+        // Every operation has returned, and the outer scope's writer has finished.
+        await gate.open()
+        let (label, level) = await task.value
+        #expect(level == 2)
+        #expect(label == "written in the outer run")
+    }
+
     @Test("a value the run wrote is released reading the scope, not outside every scope")
     func writtenValueIsReleasedInTheScope() {
         let seen = SeenLabels()

@@ -38,6 +38,30 @@ struct VariableCycleTests {
         )
     }
 
+    @Test("a computed getter waiting for another thread's build, whose default writes a variable, does not hang")
+    func getterWaitingForABuildThatWrites() async {
+        await #expect(processExitsWith: .success) {
+            _ = InjectedValues[\.slowClient]
+            InjectedValues.reset()
+            let done = DispatchGroup()
+            done.enter()
+            done.enter()
+            // One thread builds the configuration, whose default writes a variable; the other reads the computed
+            // variable, whose getter waits for that build, holding its variable lock until it lets go of it.
+            Thread {
+                _ = InjectedValues[\.slowConfiguration]
+                done.leave()
+            }.start()
+            Thread {
+                usleep(2_000)
+                _ = InjectedValues[\.slowClient]
+                done.leave()
+            }.start()
+            precondition(done.wait(timeout: .now() + 20) == .success, "the threads hung")
+            precondition(InjectedValues[\.slowLogLevel] == 2, "the default's write was lost")
+        }
+    }
+
     @Test("a write made while a variable's computed getter runs, through a default the getter builds, finishes")
     func writeFromAComputedGetter() async {
         await #expect(processExitsWith: .success) {
@@ -52,6 +76,49 @@ struct VariableCycleTests {
             precondition(done.wait(timeout: .now() + 20) == .success, "the read hung")
             precondition(InjectedValues[\.logLevel] == 2, "the default's write was lost")
         }
+    }
+}
+
+// MARK: - A computed getter waiting for another thread's build that writes
+
+private final class SlowConfiguration: Sendable {
+    init() {
+        usleep(20_000)
+        InjectedValues[\.slowLogLevel] = 2
+    }
+}
+
+private enum SlowConfigurationKey: ReadOnlyInjectionKey {
+    static var currentValue: SlowConfiguration { SlowConfiguration() }
+}
+
+private struct SlowLogLevelKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = 0
+}
+
+private struct SlowClientKey: InjectionKey {
+    nonisolated(unsafe) static var stored: String?
+
+    static var currentValue: String {
+        get { stored ?? "client for \(ObjectIdentifier(InjectedValues[\.slowConfiguration]))" }
+        set { stored = newValue }
+    }
+}
+
+extension InjectedValues {
+    fileprivate var slowConfiguration: SlowConfiguration {
+        get { Self[SlowConfigurationKey.self] }
+        set { Self[SlowConfigurationKey.self] = newValue }
+    }
+
+    fileprivate var slowLogLevel: Int {
+        get { Self[SlowLogLevelKey.self] }
+        set { Self[SlowLogLevelKey.self] = newValue }
+    }
+
+    fileprivate var slowClient: String {
+        get { Self[SlowClientKey.self] }
+        set { Self[SlowClientKey.self] = newValue }
     }
 }
 
