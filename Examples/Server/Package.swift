@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // A small notes service on Hummingbird 2 that wires its services with Injected and gives every request its own
-// dependency scope. A package of its own, so that the library keeps zero dependencies.
+// dependency scope, storing its notes in PostgreSQL (through PostgresNIO) or, with no database configured, in memory.
+// A package of its own, so that the library keeps zero dependencies.
 import PackageDescription
 
 let package = Package(
@@ -13,6 +14,9 @@ let package = Package(
         // HTTPTypes (header names) and NIOCore (timeouts and buffers) itself, pinned at the versions they resolve to.
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // The database client, and the logging API it and Hummingbird log through.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // Only for the comparison route, /bench/dependencies.
         .package(url: "https://github.com/pointfreeco/swift-dependencies", exact: "1.17.1"),
         // Only for the load-check client.
@@ -26,14 +30,17 @@ let package = Package(
                 .product(name: "Injected", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
             ]
         ),
-        // `swift run notes-server`: serves on 127.0.0.1:8080 with the in-memory defaults.
+        // `swift run notes-server`: serves on 127.0.0.1:8080, with the in-memory defaults or on PostgreSQL.
         .executableTarget(
             name: "notes-server",
             dependencies: [
                 "NotesServer",
+                .product(name: "Injected", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
@@ -53,6 +60,8 @@ let package = Package(
                 .product(name: "InjectedTesting", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -9,18 +9,25 @@ public enum NotesApplication {
 
     /// Makes the service's application, listening where `configuration` says.
     ///
-    /// Tests call it inside their own scope, so the routes use that test's store, clock and audit log.
+    /// Tests call it inside their own scope, so the routes use that test's store, clock and audit log. With a database
+    /// configured, the application runs its connection pool as one of its services, creates the tables before it
+    /// listens, and shuts the pool down after the server when it stops.
     ///
     /// - Parameter configuration: Where to listen, and the server's other settings.
     /// - Returns: The application, ready to run or to test.
     public static func make(configuration: ApplicationConfiguration = .init()) -> some ApplicationProtocol {
-        Application(router: makeRouter(), configuration: configuration)
+        var application = Application(router: makeRouter(), configuration: configuration)
+        if let database = InjectedValues[\.database] {
+            application.addServices(database.client)
+            application.beforeServerStarts { try await database.migrate() }
+        }
+        return application
     }
 
     /// Makes the router with every route of the service.
     ///
     /// Middleware is attached to route groups, so each route has only what it needs: `/notes` and `/whoami` run
-    /// inside ``RequestScopeMiddleware``, `/bench/injected` and `/bench/dependencies` inside their one-value scopes,
+    /// inside ``RequestScopeMiddleware`` and, with a database, ``TransactionMiddleware``, `/bench/injected` and `/bench/dependencies` inside their one-value scopes,
     /// and `/bench/plain` inside none.
     ///
     /// - Returns: The router.
@@ -30,6 +37,7 @@ public enum NotesApplication {
 
         router.group()
             .add(middleware: RequestScopeMiddleware())
+            .add(middleware: TransactionMiddleware())
             .post("notes") { request, context in try await notes.create(request, context: context) }
             .get("notes") { _, _ in try await notes.list() }
             .get("whoami") { _, _ in try notes.whoAmI() }
@@ -81,14 +89,14 @@ struct NotesController: Sendable {
     func create(_ request: Request, context: some RequestContext) async throws -> EditedResponse<Note> {
         let user = try currentUser()
         let text = try await Self.text(of: request)
-        let note = await store.add(text, for: user)
+        let note = try await store.add(text, for: user)
         return EditedResponse(status: .created, response: note)
     }
 
     /// `GET /notes`: the current user's notes, oldest first.
     func list() async throws -> [Note] {
         let user = try currentUser()
-        return await store.notes(of: user)
+        return try await store.notes(of: user)
     }
 
     /// `GET /whoami`: the user and the request id, as the request's scope holds them.

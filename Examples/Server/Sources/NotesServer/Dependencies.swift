@@ -1,17 +1,40 @@
 import Foundation
 import Injected
 
-// Every dependency of the service is a key with an in-memory default, so `swift run notes-server` needs nothing
-// else. Services are `.cached`: the first read builds the one instance the process shares, and `ServerServices`
-// makes that first read at start-up. Tests replace them per test, through the `.injectedValues` trait.
+// Every dependency of the service is a key whose default works with nothing configured, so `swift run notes-server`
+// needs no set-up: with no database, the notes and the audit log live in memory. Services are `.cached`: the first read
+// builds the one instance the process shares, and `ServerServices` makes that first read at start-up. Tests replace
+// them per test, through the `.injectedValues` trait.
 
-/// The key of the notes store: one shared, in-memory store per process.
+/// The key of the notes store: PostgreSQL when a database is configured, and else one shared, in-memory store.
 ///
 /// It has no test value on purpose: a test that forgets to give itself a store would share notes with the other
 /// tests, so a strict suite reports it instead.
 enum NotesStoreKey: ReadOnlyInjectionKey {
-    static var currentValue: NotesStore { NotesStore() }
-    static var lifetime: InjectionLifetime { .cached }
+    static var currentValue: any NotesStore {
+        InjectedValues[\.database] == nil ? InMemoryNotesStore() : PostgresNotesStore()
+    }
+}
+
+/// The key of the database's settings, which start-up sets from `--database-url` or `NOTES_DATABASE_URL`.
+enum DatabaseConfigurationKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: DatabaseConfiguration? { nil }
+    static var testValue: DatabaseConfiguration? { nil }
+}
+
+/// The key of the database: its connection pool, made once from the settings; `nil` with none.
+///
+/// Tests have none unless they set one, as the integration tests do, each with a schema of its own.
+enum DatabaseKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: NotesDatabase? { InjectedValues[\.databaseConfiguration].map(NotesDatabase.init) }
+    static var testValue: NotesDatabase? { nil }
+}
+
+/// The key of the current request's transaction, which `TransactionMiddleware` sets for each mutating request.
+enum TransactionKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: DatabaseTransaction? { nil }
+    static var testValue: DatabaseTransaction? { nil }
+    static var lifetime: InjectionLifetime { .uncached }
 }
 
 /// The key of the clock that stamps notes and audit entries; tests start from a clock that never moves.
@@ -20,11 +43,13 @@ enum ClockKey: ReadOnlyInjectionKey, TestValueKey {
     static var testValue: any NoteClock { FixedClock(.referenceInstant) }
 }
 
-/// The key of the audit log: one shared log per process, and a new one for each test.
+/// The key of the audit log: PostgreSQL's table when a database is configured, and else one shared in-memory log; a
+/// new in-memory log for each test.
 enum AuditLogKey: ReadOnlyInjectionKey, TestValueKey {
-    static var currentValue: AuditLog { AuditLog() }
-    static var testValue: AuditLog { AuditLog() }
-    static var lifetime: InjectionLifetime { .cached }
+    static var currentValue: any AuditLog {
+        InjectedValues[\.database] == nil ? InMemoryAuditLog() : PostgresAuditLog()
+    }
+    static var testValue: any AuditLog { InMemoryAuditLog() }
 }
 
 /// The key of the current request's id, which ``RequestScopeMiddleware`` sets for each request.
@@ -45,8 +70,8 @@ enum CurrentUserKey: ReadOnlyInjectionKey, TestValueKey {
 }
 
 extension InjectedValues {
-    /// The notes of every user, kept in memory.
-    public var notesStore: NotesStore {
+    /// Where the notes are kept: PostgreSQL, or memory.
+    public var notesStore: any NotesStore {
         get { Self[NotesStoreKey.self] }
         set { Self[NotesStoreKey.self] = newValue }
     }
@@ -58,9 +83,27 @@ extension InjectedValues {
     }
 
     /// The log of what each request changed.
-    public var auditLog: AuditLog {
+    public var auditLog: any AuditLog {
         get { Self[AuditLogKey.self] }
         set { Self[AuditLogKey.self] = newValue }
+    }
+
+    /// The database's settings; `nil` to keep everything in memory.
+    public var databaseConfiguration: DatabaseConfiguration? {
+        get { Self[DatabaseConfigurationKey.self] }
+        set { Self[DatabaseConfigurationKey.self] = newValue }
+    }
+
+    /// The database, with its connection pool; `nil` when none is configured.
+    public var database: NotesDatabase? {
+        get { Self[DatabaseKey.self] }
+        set { Self[DatabaseKey.self] = newValue }
+    }
+
+    /// The transaction of the request being served, while it is open; `nil` outside a mutating request.
+    public var transaction: DatabaseTransaction? {
+        get { Self[TransactionKey.self] }
+        set { Self[TransactionKey.self] = newValue }
     }
 
     /// The id of the request being served: its `X-Request-ID` header, or one the server made up.
@@ -83,7 +126,10 @@ public enum ServerServices {
     /// Call it outside any `withInjectedValues` scope, at start-up. The services' `@Injected` properties are then
     /// made outside every scope too, so they remember none, and each read they make resolves in the scope of the
     /// request that reads: the audit log, built once, still sees each request's own id and user.
+    ///
+    /// With a database configured, this makes its connection pool; the pool connects once the application runs it.
     public static func startUp() {
+        _ = InjectedValues[\.database]
         _ = InjectedValues[\.notesStore]
         _ = InjectedValues[\.auditLog]
     }

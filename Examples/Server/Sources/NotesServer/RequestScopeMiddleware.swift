@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Injected
+import PostgresNIO
 import Synchronization
 
 extension HTTPField.Name {
@@ -78,3 +79,47 @@ enum RequestIDs {
         return "\(prefix)-\(number)"
     }
 }
+
+/// Runs each mutating request in a database transaction, whose connection the request's scope holds, and answers 503
+/// while the database cannot be reached.
+///
+/// Put it after `RequestScopeMiddleware`, so that the transaction's scope is nested in the request's. The store and
+/// the audit log read the transaction through `@Injected(\.transaction)` and write through it, so that a note and its
+/// audit entry are committed together, or, if anything in the request throws (a 400 for a bad body included), rolled
+/// back together. Reads (`GET`, `HEAD`) need no transaction. With no database configured, it passes requests on.
+public struct TransactionMiddleware<Context: RequestContext>: RouterMiddleware {
+    @Injected(\.database) private var database
+
+    /// Makes the middleware; it reads the database where it is made, which is at start-up.
+    public init() {}
+
+    /// Serves `request`, in a transaction if it changes anything.
+    ///
+    /// - Throws: A 503 `HTTPError` naming the cause when the database cannot be reached, or what the handler throws.
+    public func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            guard let database, ![.get, .head].contains(request.method) else { return try await next(request, context) }
+            return try await database.withTransaction { transaction in
+                try await withInjectedValues {
+                    $0.transaction = transaction
+                } operation: {
+                    try await next(request, context)
+                }
+            }
+        } catch let unavailable as DatabaseUnavailable {
+            throw HTTPError(.serviceUnavailable, message: unavailable.description)
+        } catch let error as PSQLError where lostConnection.contains(error.code) {
+            let cause = error.underlying.map { "\($0)" } ?? "\(error.code)"
+            throw HTTPError(.serviceUnavailable, message: DatabaseUnavailable(cause: cause).description)
+        }
+    }
+}
+
+/// The errors that say the connection to the database was lost, rather than that a query was wrong.
+private let lostConnection: [PSQLError.Code] = [
+    .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed,
+]

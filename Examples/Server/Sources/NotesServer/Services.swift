@@ -70,14 +70,41 @@ public struct AuditEntry: Equatable, Sendable {
     public var action: String
     /// When, according to the clock.
     public var at: Date
+
+    /// Makes an entry.
+    ///
+    /// - Parameters:
+    ///   - requestID: The id of the request that made the change.
+    ///   - user: The user who made it, if known.
+    ///   - action: What changed.
+    ///   - at: When.
+    public init(requestID: String, user: String?, action: String, at: Date) {
+        self.requestID = requestID
+        self.user = user
+        self.action = action
+        self.at = at
+    }
 }
 
-/// An in-memory log of what requests changed, which keeps the most recent entries.
+/// Where the service records what each request changed.
+///
+/// A log reads the request's id and user itself, through `@Injected`, so callers pass only what changed. With a
+/// database, the entry is written in the request's transaction, with the change it records, or not at all.
+public protocol AuditLog: Sendable {
+    /// Records `action`, with the current request's id and user, at the clock's time.
+    func record(_ action: String) async throws
+
+    /// The entries recorded, oldest first.
+    func entries() async throws -> [AuditEntry]
+}
+
+/// An in-memory log of what requests changed, which keeps the most recent entries: the log without a database, and
+/// every test's.
 ///
 /// The service has one log, built at start-up. It never takes the request id or the user as arguments: it reads both
 /// through `@Injected`, and since it was made outside every scope, each read resolves in the scope of the request
 /// that is being served.
-public struct AuditLog: Sendable {
+public struct InMemoryAuditLog: AuditLog {
     @Injected(\.requestID) private var requestID
     @Injected(\.currentUser) private var user
     @Injected(\.clock) private var clock
@@ -99,7 +126,7 @@ public struct AuditLog: Sendable {
     }
 
     /// The entries kept, oldest first.
-    public var entries: [AuditEntry] {
+    public func entries() -> [AuditEntry] {
         storage.snapshot()
     }
 
@@ -127,11 +154,42 @@ public struct AuditLog: Sendable {
     }
 }
 
-/// The notes of every user, kept in memory and keyed by user name.
+/// Where the service keeps its notes.
+public protocol NotesStore: Sendable {
+    /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log; with a database, both
+    /// in the request's transaction.
+    ///
+    /// - Parameters:
+    ///   - text: What the note says.
+    ///   - user: Whose note it is.
+    /// - Returns: The saved note.
+    /// - Throws: What the storage or the audit log throws; with a database, neither the note nor its entry is then kept.
+    func add(_ text: String, for user: String) async throws -> Note
+
+    /// The notes of `user`, oldest first; empty for a user with none.
+    func notes(of user: String) async throws -> [Note]
+
+    /// How many notes the store keeps, for every user together.
+    func count() async throws -> Int
+}
+
+extension Note {
+    /// `date`, to the whole second, cut rather than rounded, so that a note is never stamped later than it was made.
+    static func stamp(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+
+    /// A note's `createdAt` for `date`: ISO 8601, in UTC, to the second.
+    static func timestamp(_ date: Date) -> String {
+        stamp(date).formatted(.iso8601)
+    }
+}
+
+/// The notes of every user, kept in memory and keyed by user name: the store without a database, and the tests'.
 ///
 /// An actor, so requests for many users can add notes at once. It reads the clock and the audit log through
 /// `@Injected`: a test that overrides either sees the store use its replacement, with no change to the store.
-public actor NotesStore {
+public actor InMemoryNotesStore: NotesStore {
     @Injected(\.clock) private var clock
     @Injected(\.auditLog) private var auditLog
 
@@ -143,30 +201,24 @@ public actor NotesStore {
 
     /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log.
     ///
-    /// - Parameters:
-    ///   - text: What the note says.
-    ///   - user: Whose note it is.
-    /// - Returns: The saved note.
-    public func add(_ text: String, for user: String) -> Note {
+    /// Nothing is saved if the audit log fails.
+    public func add(_ text: String, for user: String) async throws -> Note {
+        // The number is taken before the log records, since the actor may serve another request meanwhile; a note
+        // whose entry fails leaves its number unused, as a database's sequence does.
         lastID += 1
-        // Whole seconds, cut rather than rounded, so a note is never stamped later than it was made.
-        let seconds = clock.now().timeIntervalSince1970.rounded(.down)
-        let note = Note(id: lastID, text: text, createdAt: Date(timeIntervalSince1970: seconds).formatted(.iso8601))
+        let note = Note(id: lastID, text: text, createdAt: Note.timestamp(clock.now()))
+        try await auditLog.record("created note \(note.id)")
         notesByUser[user, default: []].append(note)
-        auditLog.record("created note \(note.id)")
         return note
     }
 
     /// The notes of `user`, oldest first.
-    ///
-    /// - Parameter user: Whose notes to list.
-    /// - Returns: The user's notes; empty for a user with none.
     public func notes(of user: String) -> [Note] {
         notesByUser[user] ?? []
     }
 
     /// How many notes the store keeps, for every user together.
-    public var count: Int {
+    public func count() -> Int {
         notesByUser.values.reduce(0) { $0 + $1.count }
     }
 }

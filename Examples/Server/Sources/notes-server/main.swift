@@ -1,21 +1,24 @@
 import Foundation
 import Hummingbird
+import Injected
 import NotesServer
 
-// Serves the notes service with its in-memory defaults.
+// Serves the notes service: on PostgreSQL when a database URL is given, and else with its in-memory defaults.
 //
-//     swift run notes-server [--hostname 127.0.0.1] [--port 8080]
+//     swift run notes-server [--hostname 127.0.0.1] [--port 8080] [--database-url postgres://user@host:port/db]
 //
-// NOTES_HOSTNAME and NOTES_PORT in the environment work too; arguments win.
+// NOTES_HOSTNAME, NOTES_PORT and NOTES_DATABASE_URL in the environment work too; arguments win.
 
 /// Where to listen, from the command line and the environment.
 struct Options {
     var hostname = "127.0.0.1"
     var port = 8080
+    var databaseURL: String?
 
     init(arguments: [String], environment: [String: String]) throws {
         if let hostname = environment["NOTES_HOSTNAME"] { self.hostname = hostname }
         if let port = environment["NOTES_PORT"] { self.port = try Self.port(port) }
+        if let url = environment["NOTES_DATABASE_URL"], !url.isEmpty { databaseURL = url }
         var rest = arguments.makeIterator()
         while let argument = rest.next() {
             switch argument {
@@ -25,6 +28,9 @@ struct Options {
             case "--port":
                 guard let value = rest.next() else { throw UsageError("--port needs a value") }
                 port = try Self.port(value)
+            case "--database-url":
+                guard let value = rest.next() else { throw UsageError("--database-url needs a value") }
+                databaseURL = value
             case "-h", "--help":
                 throw UsageError(nil)
             default:
@@ -58,10 +64,21 @@ do {
     )
 } catch let error as UsageError {
     if let reason = error.reason { print("notes-server: \(reason)") }
-    print("usage: notes-server [--hostname HOST] [--port PORT]   (defaults: 127.0.0.1, 8080)")
+    print("usage: notes-server [--hostname HOST] [--port PORT] [--database-url URL]")
+    print(
+        "  defaults: 127.0.0.1, 8080, and the notes in memory; a URL looks like postgres://notes@127.0.0.1:54329/notes"
+    )
     exit(error.reason == nil ? 0 : 64)
 }
 
+if let url = options.databaseURL {
+    do {
+        InjectedValues[\.databaseConfiguration] = try DatabaseConfiguration(url: url)
+    } catch {
+        print("notes-server: \(error)")
+        exit(64)
+    }
+}
 ServerServices.startUp()
 let app = NotesApplication.make(
     configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server")

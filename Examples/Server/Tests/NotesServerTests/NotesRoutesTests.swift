@@ -13,7 +13,7 @@ import Testing
 /// dependencies from there.
 @Suite(
     .injectedValues {
-        $0.notesStore = NotesStore()
+        $0.notesStore = InMemoryNotesStore()
         $0.clock = FixedClock(.referenceInstant)
     }
 )
@@ -89,8 +89,8 @@ struct NotesRoutesTests {
             #expect(response.status == .unauthorized)
             #expect(try errorMessage(of: response).contains("Missing X-User header"))
         }
-        #expect(await InjectedValues[\.notesStore].count == 0)
-        #expect(InjectedValues[\.auditLog].entries.isEmpty)
+        #expect(try await InjectedValues[\.notesStore].count() == 0)
+        #expect(try await InjectedValues[\.auditLog].entries().isEmpty)
     }
 
     @Test(
@@ -118,8 +118,8 @@ struct NotesRoutesTests {
             let list = try await client.execute(uri: "/notes", method: .get, headers: [.user: "erin"])
             #expect(try decode([Note].self, from: list) == [])
         }
-        #expect(await InjectedValues[\.notesStore].count == 0)
-        #expect(InjectedValues[\.auditLog].entries.isEmpty)
+        #expect(try await InjectedValues[\.notesStore].count() == 0)
+        #expect(try await InjectedValues[\.auditLog].entries().isEmpty)
     }
 
     @Test func theAuditLogBuiltOnceRecordsEachConcurrentRequestsOwnIDAndUser() async throws {
@@ -139,7 +139,7 @@ struct NotesRoutesTests {
                 try await group.waitForAll()
             }
         }
-        let entries = InjectedValues[\.auditLog].entries
+        let entries = try await InjectedValues[\.auditLog].entries()
         #expect(entries.count == 50)
         for entry in entries {
             #expect(entry.requestID.dropFirst("request-".count) == entry.user?.dropFirst("user-".count))
@@ -147,7 +147,7 @@ struct NotesRoutesTests {
         }
         let store = InjectedValues[\.notesStore]
         for number in 1...50 {
-            #expect(await store.notes(of: "user-\(number)").map(\.text) == ["Note \(number)"])
+            #expect(try await store.notes(of: "user-\(number)").map(\.text) == ["Note \(number)"])
         }
     }
 
@@ -200,7 +200,7 @@ struct StrictNotesRoutesTests {
         }
     }
 
-    @Test(.injectedValues { $0.notesStore = NotesStore() })
+    @Test(.injectedValues { $0.notesStore = InMemoryNotesStore() })
     func theSameRoutePassesOnceTheTestProvidesAStore() async throws {
         try await NotesApplication.make().test(.router) { client in
             let response = try await client.execute(uri: "/notes", method: .get, headers: [.user: "grace"])

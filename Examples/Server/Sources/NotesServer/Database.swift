@@ -1,0 +1,466 @@
+import Foundation
+import Injected
+import Logging
+import PostgresNIO
+import Synchronization
+
+// The notes on PostgreSQL: a connection pool made once, at start-up, and per mutating request a transaction whose
+// connection the request's scope holds, so that the store and the audit log write through it with `@Injected` and
+// nothing passes it down by hand.
+
+/// Where the database is, from a URL such as `postgres://notes@127.0.0.1:54329/notes`.
+public struct DatabaseConfiguration: Sendable, Equatable {
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port.
+    public var port: Int
+    /// The user to connect as.
+    public var username: String
+    /// The user's password, if the server asks for one.
+    public var password: String?
+    /// The database to use.
+    public var database: String
+    /// The schema that holds the tables: `public` unless a test gives itself one.
+    public var schema: String
+    /// The most connections the pool opens.
+    public var maximumConnections: Int
+    /// How long a request waits for a connection before the server answers 503.
+    public var connectionWait: Duration
+
+    /// Reads a `postgres://user[:password]@host[:port]/database` URL.
+    ///
+    /// - Parameter url: The URL, as `--database-url` or `NOTES_DATABASE_URL` gives it.
+    /// - Throws: `ConfigurationError` naming what is wrong with it.
+    public init(url: String) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme) else {
+            throw ConfigurationError("the database URL must look like postgres://user@host:port/database, not \(url)")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw ConfigurationError("the database URL \(url) names no host")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw ConfigurationError("the database URL \(url) names no user")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw ConfigurationError("the database URL \(url) names no database") }
+        self.host = host
+        port = components.port ?? 5432
+        username = user
+        password = components.password
+        self.database = database
+        schema = "public"
+        maximumConnections = 20
+        connectionWait = .seconds(2)
+    }
+
+    /// The same database, with its tables in `schema`, which must be a plain lowercase identifier.
+    public func inSchema(_ schema: String) throws -> DatabaseConfiguration {
+        guard schema.first.map({ $0.isLetter || $0 == "_" }) == true,
+            schema.allSatisfy({ ($0.isLowercase && $0.isASCII) || $0.isNumber || $0 == "_" })
+        else {
+            throw ConfigurationError("a schema name must be lowercase letters, digits and underscores, not \(schema)")
+        }
+        var configuration = self
+        configuration.schema = schema
+        return configuration
+    }
+
+    var client: PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: .disable
+        )
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = connectionWait
+        return configuration
+    }
+}
+
+/// A database URL that cannot be used, and why.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// The database could not be reached: the server answers 503, with the cause.
+public struct DatabaseUnavailable: Error, CustomStringConvertible {
+    /// Why, as far as the pool knows: the last error it met connecting, or that none came in time.
+    public var cause: String
+
+    /// The message a client sees.
+    public var description: String { "The database is unavailable: \(cause). Try again shortly." }
+}
+
+/// The notes database: the connection pool, made once for the process, and its schema.
+///
+/// A `.cached` dependency, built at start-up when a database is configured. Its pool runs as one of the application's
+/// services, which shut it down cleanly with the server.
+public final class NotesDatabase: Sendable {
+    /// The connection pool.
+    public let client: PostgresClient
+    /// The database's settings.
+    public let configuration: DatabaseConfiguration
+    /// The last error the pool met opening a connection, and whether one has opened since.
+    private let health: ConnectionHealth
+
+    /// Makes the pool; it connects once it runs (`client.run()`, or as a service of the application).
+    public init(configuration: DatabaseConfiguration) {
+        self.configuration = configuration
+        let health = ConnectionHealth()
+        self.health = health
+        var logger = Logger(label: "notes-server.postgres") { _ in health.logHandler }
+        logger.logLevel = .info
+        client = PostgresClient(configuration: configuration.client, backgroundLogger: logger)
+    }
+
+    private var schema: String { configuration.schema }
+
+    /// Creates the schema and the tables if they are missing.
+    public func migrate() async throws {
+        _ = try await withConnection { connection in
+            let logger = Logger(label: "notes-server.migrate")
+            try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: schema).notes (
+                    id bigserial PRIMARY KEY,
+                    owner text NOT NULL,
+                    text text NOT NULL,
+                    created_at timestamptz NOT NULL
+                )
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS notes_owner ON \(unescaped: schema).notes (owner, id)",
+                logger: logger
+            )
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: schema).audit_entries (
+                    id bigserial PRIMARY KEY,
+                    request_id text NOT NULL,
+                    owner text,
+                    action text NOT NULL,
+                    at timestamptz NOT NULL
+                )
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Drops the schema and everything in it: a test's clean-up.
+    public func dropSchema() async throws {
+        _ = try await withConnection { connection in
+            try await connection.query(
+                "DROP SCHEMA IF EXISTS \(unescaped: schema) CASCADE",
+                logger: Logger(label: "notes-server.migrate")
+            )
+        }
+    }
+
+    /// Runs `body` in a transaction: committed if `body` returns, rolled back if it throws.
+    ///
+    /// The transaction is handed to `body` as a value that stops working when it ends, so that work which outlives the
+    /// request cannot use the connection after the pool has taken it back.
+    ///
+    /// - Throws: `DatabaseUnavailable` when no connection comes within `connectionWait`, or what `body` throws.
+    public func withTransaction<R: Sendable>(_ body: (DatabaseTransaction) async throws -> R) async throws -> R {
+        try await withConnection { connection in
+            let transaction = DatabaseTransaction(connection, schema: schema)
+            defer { transaction.end() }
+            let logger = Logger(label: "notes-server.transaction")
+            try await connection.query("BEGIN", logger: logger)
+            let result: R
+            do {
+                result = try await body(transaction)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        }
+    }
+
+    /// Runs `body` with a connection, outside any transaction: reads, which need none.
+    ///
+    /// - Throws: `DatabaseUnavailable` when no connection comes within `connectionWait`, or what `body` throws.
+    public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        // The pool waits for a connection as long as it takes, retrying the server in the background; a request waits
+        // `connectionWait`. The pool's lease cannot be given a deadline, so the lease, and then `body`, run in a child
+        // task, beside a timer that gives up if no connection has come by then.
+        try await withoutActuallyEscaping(body) { body in
+            let work = ChildTaskClosure(body)
+            let leased = LeaseFlag()
+            return try await withThrowingTaskGroup(of: R?.self) { group in
+                group.addTask {
+                    try await self.client.withConnection { connection in
+                        leased.set()
+                        return try await work.closure(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: self.configuration.connectionWait)
+                    guard leased.isSet else {
+                        throw DatabaseUnavailable(cause: self.health.cause(waited: self.configuration.connectionWait))
+                    }
+                    return nil
+                }
+                defer { group.cancelAll() }
+                while let next = try await group.next() {
+                    if let result = next { return result }
+                }
+                throw CancellationError()
+            }
+        }
+    }
+}
+
+/// Whether a connection has been leased, set by one child task and read by another.
+private final class LeaseFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+
+    func set() {
+        value.store(true, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// A closure that a child task of a group runs while its caller awaits the group.
+///
+/// `@unchecked Sendable`: the caller is suspended, awaiting the group, for as long as the child task runs the closure,
+/// so the closure and what it captures are never used by two tasks at once; and the group ends before the caller's
+/// `withoutActuallyEscaping` does, which checks at run time that the closure did not outlive the call.
+private struct ChildTaskClosure<Argument, Result>: @unchecked Sendable {
+    let closure: (Argument) async throws -> Result
+
+    init(_ closure: @escaping (Argument) async throws -> Result) {
+        self.closure = closure
+    }
+}
+
+/// One request's transaction: the connection while it is open.
+public final class DatabaseTransaction: Sendable {
+    private let connection: Mutex<PostgresConnection?>
+    /// The schema that holds the tables.
+    let schema: String
+
+    init(_ connection: PostgresConnection, schema: String) {
+        self.connection = Mutex(connection)
+        self.schema = schema
+    }
+
+    /// Ends the transaction: from now on, `query` throws.
+    func end() {
+        connection.withLock { $0 = nil }
+    }
+
+    /// Runs `query` in the transaction.
+    ///
+    /// - Throws: `TransactionEnded` once the request that opened it has ended, or the database's error.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        guard let connection = connection.withLock({ $0 }) else { throw TransactionEnded() }
+        return try await connection.query(query, logger: Logger(label: "notes-server.transaction"))
+    }
+}
+
+/// A transaction was used after the request that opened it ended, as by a task the request left running.
+public struct TransactionEnded: Error, CustomStringConvertible {
+    /// The message.
+    public var description: String { "the request's transaction has ended; work that outlives it needs one of its own" }
+}
+
+/// The error of the pool's last failed attempt to connect, until a connection opens.
+///
+/// The pool retries in the background, and says what failed only in its background log: this keeps it, from there,
+/// for a 503 to name as the cause.
+final class ConnectionHealth: Sendable {
+    private let lastError = Mutex<String?>(nil)
+
+    /// A log handler that keeps the pool's connection errors here.
+    var logHandler: any LogHandler { Handler(health: self) }
+
+    func cause(waited: Duration) -> String {
+        if let error = lastError.withLock({ $0 }) { return error }
+        return "no connection came within \(waited)"
+    }
+
+    fileprivate func record(_ message: Logger.Message, metadata: Logger.Metadata?) {
+        switch message.description {
+        case "Connection creation failed":
+            let error = (metadata?["psql_error"] ?? metadata?["error"]).map { "\($0)" } ?? "\(message)"
+            lastError.withLock { $0 = Self.shortened(error) }
+        case "Connection established":
+            lastError.withLock { $0 = nil }
+        default:
+            break
+        }
+    }
+
+    /// The part of PostgresNIO's error that names the cause, such as "Connection refused (errno: 111)".
+    private static func shortened(_ error: String) -> String {
+        guard let range = error.range(of: "underlying: ") else { return String(error.prefix(200)) }
+        var cause = error[range.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
+        // The reflection closes the parentheses it opened before "underlying:".
+        while cause.hasSuffix(")"), cause.count(where: { $0 == ")" }) > cause.count(where: { $0 == "(" }) {
+            cause.removeLast()
+        }
+        return String(cause.prefix(200))
+    }
+
+    private struct Handler: LogHandler {
+        let health: ConnectionHealth
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            health.record(event.message, metadata: event.metadata)
+        }
+    }
+}
+
+// MARK: - The store and the audit log on PostgreSQL
+
+/// The notes in PostgreSQL.
+///
+/// It writes through the request's transaction (`\.transaction`), which the middleware opens for every mutating
+/// request, and reads with a connection of its own outside one.
+public struct PostgresNotesStore: NotesStore {
+    @Injected(\.database) private var database
+    @Injected(\.transaction) private var transaction
+    @Injected(\.clock) private var clock
+    @Injected(\.auditLog) private var auditLog
+
+    /// The store of the configured database.
+    public init() {}
+
+    /// Saves a note and records it in the audit log, in the request's transaction: both are written, or neither.
+    public func add(_ text: String, for user: String) async throws -> Note {
+        guard let transaction else { return try await inOwnTransaction { try await add(text, for: user) } }
+        let created = Note.stamp(clock.now())
+        let rows = try await transaction.query(
+            """
+            INSERT INTO \(unescaped: transaction.schema).notes (owner, text, created_at)
+            VALUES (\(user), \(text), \(created)) RETURNING id
+            """
+        )
+        var id = 0
+        for try await row in rows.decode(Int.self) { id = row }
+        try await auditLog.record("created note \(id)")
+        return Note(id: id, text: text, createdAt: Note.timestamp(created))
+    }
+
+    /// The notes of `user`, oldest first.
+    public func notes(of user: String) async throws -> [Note] {
+        try await reading { connection, schema in
+            let rows = try await connection.query(
+                "SELECT id, text, created_at FROM \(unescaped: schema).notes WHERE owner = \(user) ORDER BY id",
+                logger: Logger(label: "notes-server.store")
+            )
+            var notes: [Note] = []
+            for try await (id, text, created) in rows.decode((Int, String, Date).self) {
+                notes.append(Note(id: id, text: text, createdAt: Note.timestamp(created)))
+            }
+            return notes
+        }
+    }
+
+    /// How many notes the database keeps.
+    public func count() async throws -> Int {
+        try await reading { connection, schema in
+            let rows = try await connection.query(
+                "SELECT count(*) FROM \(unescaped: schema).notes",
+                logger: Logger(label: "notes-server.store")
+            )
+            var count = 0
+            for try await row in rows.decode(Int.self) { count = row }
+            return count
+        }
+    }
+
+    private func reading<R: Sendable>(_ body: (PostgresConnection, String) async throws -> R) async throws -> R {
+        let database = try configured()
+        return try await database.withConnection { try await body($0, database.configuration.schema) }
+    }
+
+    /// Runs `body` in a transaction of its own, in a scope that holds it: for a write made outside a request.
+    private func inOwnTransaction<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+        try await configured().withTransaction { transaction in
+            try await withInjectedValues {
+                $0.transaction = transaction
+            } operation: {
+                try await body()
+            }
+        }
+    }
+
+    private func configured() throws -> NotesDatabase {
+        guard let database else {
+            throw ConfigurationError("the PostgreSQL store needs a database; none is configured")
+        }
+        return database
+    }
+}
+
+/// The audit log in PostgreSQL: each entry is written in the request's transaction, with the change it records.
+public struct PostgresAuditLog: AuditLog {
+    @Injected(\.database) private var database
+    @Injected(\.transaction) private var transaction
+    @Injected(\.requestID) private var requestID
+    @Injected(\.currentUser) private var user
+    @Injected(\.clock) private var clock
+
+    /// The audit log of the configured database.
+    public init() {}
+
+    /// Writes the entry in the request's transaction.
+    ///
+    /// - Throws: `ConfigurationError` outside a transaction, since an entry belongs with the change it records.
+    public func record(_ action: String) async throws {
+        guard let transaction else {
+            throw ConfigurationError("an audit entry is written in the transaction of the change it records")
+        }
+        try await transaction.query(
+            """
+            INSERT INTO \(unescaped: transaction.schema).audit_entries (request_id, owner, action, at)
+            VALUES (\(requestID), \(user), \(action), \(clock.now()))
+            """
+        )
+    }
+
+    /// The entries, oldest first.
+    public func entries() async throws -> [AuditEntry] {
+        guard let database else { throw ConfigurationError("the PostgreSQL audit log needs a database") }
+        return try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT request_id, owner, action, at FROM \(unescaped: database.configuration.schema).audit_entries
+                ORDER BY id
+                """,
+                logger: Logger(label: "notes-server.audit")
+            )
+            var entries: [AuditEntry] = []
+            for try await (requestID, user, action, at) in rows.decode((String, String?, String, Date).self) {
+                entries.append(AuditEntry(requestID: requestID, user: user, action: action, at: at))
+            }
+            return entries
+        }
+    }
+}
