@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# What CI runs for the server example: build, test, then serve a release build and load it for about ten seconds,
-# checking that every response names its own request's user. Fails on a warning in this package's own code, a test
-# failure, an error response, or a single mismatch.
+# What CI runs for the server example: build; test, with the integration suite on a throw-away PostgreSQL (db.sh);
+# serve a release build and load it for about ten seconds, checking that every response names its own request's user;
+# then the notes load against the in-memory store and PostgreSQL (db-load.sh, 20,000 requests), checking every user's
+# notes in the database. Fails on a warning in this package's own code, a test failure, an error response, or a single
+# mismatch. It installs PostgreSQL if it is missing.
 #
-#     bash Examples/Server/ci.sh          # PORT=18080 by default; set PORT to use another
+#     bash Examples/Server/ci.sh          # PORT=18080 by default (and PORT+1 for the notes load); set PORT to change
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./serve.sh
@@ -25,8 +27,24 @@ step "swift build"
 swift build --build-tests 2>&1 | tee "$log"
 warnings=$(own_warnings "$log")
 
-step "swift test"
+if ! bash db.sh url > /dev/null 2>&1; then
+    step "install postgresql"
+    sudo=""
+    if [[ $(id -u) -ne 0 ]]; then sudo=sudo; fi
+    $sudo apt-get update && $sudo apt-get install -y postgresql
+fi
+step "start PostgreSQL for the integration suite"
+if bash db.sh status; then was_running=true; else was_running=false; fi
+stop_database() { if [[ $was_running == false ]]; then bash db.sh stop; fi; }
+trap stop_database EXIT
+NOTES_TEST_DATABASE_URL=$(bash db.sh start)
+export NOTES_TEST_DATABASE_URL
+echo "$NOTES_TEST_DATABASE_URL"
+
+step "swift test, with the integration suite on $NOTES_TEST_DATABASE_URL"
 swift test --skip-build
+stop_database
+trap - EXIT
 
 step "release build"
 swift build -c release 2>&1 | tee -a "$log"
@@ -43,6 +61,10 @@ start_server "$bin" "$port" .build/ci-server.log ci
 
 step "load for ${seconds} s with the isolation check"
 "$bin/load-check" --port "$port" --seconds "$seconds" --connections 256
+kill "$server" && wait "$server" 2> /dev/null || true
+
+step "notes load, in memory and on PostgreSQL"
+PORT=$((port + 1)) CHECK_REQUESTS=${DB_LOAD_REQUESTS:-20000} bash db-load.sh
 
 step "done"
 echo "ci.sh took $((SECONDS - started)) s"

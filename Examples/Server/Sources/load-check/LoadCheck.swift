@@ -5,10 +5,14 @@ import Synchronization
 
 // Loads GET /whoami from many connections at once, each request as a random user with its own request id, and checks
 // that every answer names the user and the id of the request it answers: that no request ever sees another's scope.
+// With --notes, each connection is a user of its own that writes notes and reads them back, alternately, and checks
+// that every list is exactly what that user wrote so far; at the end it reads every user's notes once more and checks
+// them, count and content.
 //
 //     load-check [--host 127.0.0.1] [--port 8080] [--requests 100000 | --seconds 10] [--connections 256]
+//                [--notes [--written FILE]]
 //
-// Exits with status 1 if any request failed, answered anything but 200, or named someone else.
+// Exits with status 1 if any request failed, answered anything it should not, or showed another request's data.
 
 /// What to run, from the command line.
 struct Options {
@@ -17,12 +21,16 @@ struct Options {
     var requests = 100_000
     var seconds: Double?
     var connections = 256
+    var notes = false
+    var written: String?
 
     static let usage = """
         usage: load-check [--host HOST] [--port PORT] [--requests N | --seconds S] [--connections C]
           --requests N     send N requests in all (default 100000)
           --seconds S      send requests for S seconds instead of a fixed number
           --connections C  keep C requests in flight, over C connections (default 256)
+          --notes          write and read each connection's own user's notes, instead of GET /whoami
+          --written FILE   with --notes, save each note written as a line "user<TAB>text", sorted, to FILE
         """
 
     init(arguments: [String]) throws {
@@ -48,10 +56,13 @@ struct Options {
                     throw UsageError("--seconds must be above 0, not \(text)")
                 }
                 self.seconds = seconds
+            case "--notes": notes = true
+            case "--written": written = try value(argument)
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }
         }
+        if written != nil, !notes { throw UsageError("--written needs --notes") }
     }
 }
 
@@ -77,6 +88,20 @@ final class Tally: Sendable {
     let errors = Atomic<Int>(0)
     let mismatches = Atomic<Int>(0)
     private let examples = Mutex<[String]>([])
+    private let latencies = Mutex<[Duration]>([])
+
+    /// Keeps one connection's request latencies.
+    func add(_ durations: [Duration]) {
+        latencies.withLock { $0 += durations }
+    }
+
+    /// The latency below which `fraction` of the requests finished, in milliseconds.
+    func percentile(_ fraction: Double) -> Double {
+        let sorted = latencies.withLock { $0 }.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        let duration = sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+        return Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
+    }
 
     /// Keeps the first few problems, to print at the end.
     func note(_ problem: String) {
@@ -84,6 +109,81 @@ final class Tally: Sendable {
     }
 
     var problems: [String] { examples.withLock { $0 } }
+}
+
+/// A note, as the API returns it.
+struct Note: Decodable {
+    var id: Int
+    var text: String
+}
+
+/// Writes and reads notes on one connection, as one user of its own, until the run is over; returns what it wrote.
+func runNotesConnection(
+    client: HTTPClient,
+    options: Options,
+    user: String,
+    deadline: ContinuousClock.Instant?,
+    tally: Tally
+) async -> [String] {
+    let url = "http://\(options.host):\(options.port)/notes"
+    let decoder = JSONDecoder()
+    var written: [String] = []
+    var writing = true
+    var latencies: [Duration] = []
+    defer { tally.add(latencies) }
+    while true {
+        if let deadline, ContinuousClock.now >= deadline { return written }
+        let index = tally.started.add(1, ordering: .relaxed).newValue
+        if deadline == nil, index > options.requests { return written }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "X-User", value: user)
+        let text = "\(user) note \(written.count + 1)"
+        if writing {
+            request.method = .POST
+            request.body = .bytes(ByteBuffer(string: #"{"text": "\#(text)"}"#))
+        }
+        do {
+            let sent = ContinuousClock.now
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 16 * 1_024 * 1_024)
+            latencies.append(sent.duration(to: .now))
+            if response.status != (writing ? .created : .ok) {
+                tally.errors.add(1, ordering: .relaxed)
+                tally.note("\(user): status \(response.status.code): \(String(buffer: body))")
+            } else if writing {
+                written.append(text)
+            } else {
+                let listed = try decoder.decode([Note].self, from: Data(body.readableBytesView)).map(\.text)
+                if listed != written {
+                    tally.mismatches.add(1, ordering: .relaxed)
+                    tally.note("\(user): listed \(listed.count) notes, wrote \(written.count): \(listed.suffix(2))")
+                }
+            }
+        } catch {
+            tally.errors.add(1, ordering: .relaxed)
+            tally.note("\(user): \(error)")
+        }
+        tally.finished.add(1, ordering: .relaxed)
+        writing.toggle()
+    }
+}
+
+/// Reads `user`'s notes once more and checks them against what it wrote, count and content.
+func verifyNotes(client: HTTPClient, options: Options, user: String, wrote: [String], tally: Tally) async {
+    var request = HTTPClientRequest(url: "http://\(options.host):\(options.port)/notes")
+    request.headers.add(name: "X-User", value: user)
+    do {
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 16 * 1_024 * 1_024)
+        let listed = try JSONDecoder().decode([Note].self, from: Data(body.readableBytesView)).map(\.text)
+        if listed != wrote {
+            tally.mismatches.add(1, ordering: .relaxed)
+            tally.note("\(user), at the end: \(listed.count) notes stored, \(wrote.count) written")
+        }
+    } catch {
+        tally.errors.add(1, ordering: .relaxed)
+        tally.note("\(user), at the end: \(error)")
+    }
 }
 
 /// Sends requests one after another on one connection until the run is over.
@@ -96,6 +196,8 @@ func runConnection(
 ) async {
     let url = "http://\(options.host):\(options.port)/whoami"
     let decoder = JSONDecoder()
+    var latencies: [Duration] = []
+    defer { tally.add(latencies) }
     while true {
         if let deadline, ContinuousClock.now >= deadline { return }
         let index = tally.started.add(1, ordering: .relaxed).newValue
@@ -107,8 +209,10 @@ func runConnection(
         request.headers.add(name: "X-User", value: user)
         request.headers.add(name: "X-Request-ID", value: requestID)
         do {
+            let sent = ContinuousClock.now
             let response = try await client.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 64 * 1_024)
+            latencies.append(sent.duration(to: .now))
             if response.status != .ok {
                 tally.errors.add(1, ordering: .relaxed)
                 tally.note("\(requestID): status \(response.status.code): \(String(buffer: body))")
@@ -151,24 +255,71 @@ enum LoadCheck {
         )
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let tally = Tally()
-        let run = "lc\(UInt16.random(in: .min ... .max))"
+        let run = "lc\(String(UInt32.random(in: .min ... .max), radix: 16))"
         let amount = options.seconds.map { "for \($0) s" } ?? "\(options.requests) requests"
-        print(
-            "load-check: GET http://\(options.host):\(options.port)/whoami, \(amount), \(options.connections) connections, "
-                + "a random user and its own request id per request"
-        )
+        if options.notes {
+            print(
+                "load-check: POST and GET http://\(options.host):\(options.port)/notes, \(amount), "
+                    + "\(options.connections) connections, each a user of its own writing and reading its notes"
+            )
+        } else {
+            print(
+                "load-check: GET http://\(options.host):\(options.port)/whoami, \(amount), "
+                    + "\(options.connections) connections, a random user and its own request id per request"
+            )
+        }
 
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = options.seconds.map { start + .milliseconds(Int($0 * 1_000)) }
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<options.connections {
+        let written = await withTaskGroup(of: (String, [String]).self) { group in
+            for connection in 0..<options.connections {
                 group.addTask {
-                    await runConnection(client: client, options: options, run: run, deadline: deadline, tally: tally)
+                    guard options.notes else {
+                        await runConnection(
+                            client: client,
+                            options: options,
+                            run: run,
+                            deadline: deadline,
+                            tally: tally
+                        )
+                        return ("", [])
+                    }
+                    let user = "\(run)-\(connection)"
+                    let notes = await runNotesConnection(
+                        client: client,
+                        options: options,
+                        user: user,
+                        deadline: deadline,
+                        tally: tally
+                    )
+                    return (user, notes)
                 }
             }
+            var written: [String: [String]] = [:]
+            for await (user, notes) in group where !user.isEmpty { written[user] = notes }
+            return written
         }
         let elapsed = start.duration(to: clock.now)
+        if options.notes {
+            await withTaskGroup(of: Void.self) { group in
+                for (user, notes) in written {
+                    group.addTask {
+                        await verifyNotes(client: client, options: options, user: user, wrote: notes, tally: tally)
+                    }
+                }
+            }
+            print("users: \(written.count)")
+            print("written: \(written.values.reduce(0) { $0 + $1.count })")
+            print("run: \(run)")
+            if let path = options.written {
+                // Sorted byte by byte, as `LC_ALL=C sort` sorts, so that a script can compare it with the database's
+                // rows sorted the same way. The order of each user's notes was checked already, through the API.
+                let lines = written.flatMap { user, notes in notes.map { "\(user)\t\($0)\n" } }
+                    .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                try lines.joined().write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
         try await client.shutdown()
 
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -180,6 +331,8 @@ enum LoadCheck {
         print("mismatches: \(mismatches)")
         print("elapsed: \(String(format: "%.2f", seconds)) s")
         print("requests/s: \(Int((Double(finished) / seconds).rounded()))")
+        print("p50: \(String(format: "%.2f", tally.percentile(0.5))) ms")
+        print("p99: \(String(format: "%.2f", tally.percentile(0.99))) ms")
         for problem in tally.problems {
             print("  \(problem)")
         }
@@ -187,6 +340,10 @@ enum LoadCheck {
             print("load-check: FAILED")
             exit(1)
         }
-        print("load-check: OK, every response named its own request's user and id")
+        if options.notes {
+            print("load-check: OK, every list, and every user's notes at the end, were exactly what that user wrote")
+        } else {
+            print("load-check: OK, every response named its own request's user and id")
+        }
     }
 }
