@@ -83,4 +83,13 @@ ServerServices.startUp()
 let app = NotesApplication.make(
     configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server")
 )
-try await app.runService()
+do {
+    try await app.runService()
+} catch {
+    // Such as a database that cannot be reached at start-up, when the tables are made: say so, without a crash report.
+    print("notes-server: stopped: \(error)")
+    if options.databaseURL != nil, error is DatabaseUnavailable {
+        print("  is the database running? For the throw-away cluster of this example: bash db.sh start")
+    }
+    exit(1)
+}
