@@ -17,6 +17,8 @@ let package = Package(
         // The database client, and the logging API it and Hummingbird log through.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // The service group that runs the server and the pool, with a bound on the graceful shutdown.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         // Only for the comparison route, /bench/dependencies.
         .package(url: "https://github.com/pointfreeco/swift-dependencies", exact: "1.17.1"),
         // Only for the load-check client.
@@ -42,6 +44,9 @@ let package = Package(
                 "NotesServer",
                 .product(name: "Injected", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // A client that checks, under load, that every response names its own request's user.

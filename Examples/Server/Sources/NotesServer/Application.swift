@@ -132,6 +132,13 @@ struct NotesController: Sendable {
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw HTTPError(.badRequest, message: #"The "text" field is empty: write something in the note."#)
         }
+        // PostgreSQL's text cannot hold the NUL character; the in-memory store refuses it too, so both answer alike.
+        guard !text.unicodeScalars.contains("\u{0}") else {
+            throw HTTPError(
+                .badRequest,
+                message: #"The "text" field contains a NUL character (\u0000), which a note cannot hold."#
+            )
+        }
         return text
     }
 }

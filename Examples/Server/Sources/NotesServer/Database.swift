@@ -124,11 +124,14 @@ public final class NotesDatabase: Sendable {
     private var schema: String { configuration.schema }
 
     /// Creates the schema and the tables if they are missing.
+    ///
+    /// It runs in a transaction that first takes an advisory lock, so that servers starting at once on an empty
+    /// database create them one after another: `IF NOT EXISTS` alone races, and one of them fails.
     public func migrate() async throws {
-        _ = try await withConnection { connection in
-            let logger = Logger(label: "notes-server.migrate")
-            try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
-            try await connection.query(
+        try await withTransaction { transaction in
+            try await transaction.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))")
+            try await transaction.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)")
+            try await transaction.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: schema).notes (
                     id bigserial PRIMARY KEY,
@@ -136,14 +139,12 @@ public final class NotesDatabase: Sendable {
                     text text NOT NULL,
                     created_at timestamptz NOT NULL
                 )
-                """,
-                logger: logger
+                """
             )
-            try await connection.query(
-                "CREATE INDEX IF NOT EXISTS notes_owner ON \(unescaped: schema).notes (owner, id)",
-                logger: logger
+            try await transaction.query(
+                "CREATE INDEX IF NOT EXISTS notes_owner ON \(unescaped: schema).notes (owner, id)"
             )
-            try await connection.query(
+            try await transaction.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: schema).audit_entries (
                     id bigserial PRIMARY KEY,
@@ -152,11 +153,13 @@ public final class NotesDatabase: Sendable {
                     action text NOT NULL,
                     at timestamptz NOT NULL
                 )
-                """,
-                logger: logger
+                """
             )
         }
     }
+
+    /// The key of the advisory lock that migrations take: any number, the same in every server.
+    private static let migrationLock: Int64 = 0x6e6f_7465_73
 
     /// Drops the schema and everything in it: a test's clean-up.
     public func dropSchema() async throws {
@@ -170,23 +173,25 @@ public final class NotesDatabase: Sendable {
 
     /// Runs `body` in a transaction: committed if `body` returns, rolled back if it throws.
     ///
-    /// The transaction is handed to `body` as a value that stops working when it ends, so that work which outlives the
-    /// request cannot use the connection after the pool has taken it back.
+    /// The transaction is handed to `body` as a value that stops working when it ends, before its `COMMIT` or
+    /// `ROLLBACK`, so that work which outlives the request can neither write outside the transaction nor use the
+    /// connection after the pool has taken it back.
     ///
     /// - Throws: `DatabaseUnavailable` when no connection comes within `connectionWait`, or what `body` throws.
     public func withTransaction<R: Sendable>(_ body: (DatabaseTransaction) async throws -> R) async throws -> R {
         try await withConnection { connection in
-            let transaction = DatabaseTransaction(connection, schema: schema)
-            defer { transaction.end() }
             let logger = Logger(label: "notes-server.transaction")
             try await connection.query("BEGIN", logger: logger)
+            let transaction = DatabaseTransaction(connection, schema: schema)
             let result: R
             do {
                 result = try await body(transaction)
             } catch {
+                await transaction.end()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
+            await transaction.end()
             try await connection.query("COMMIT", logger: logger)
             return result
         }
@@ -198,21 +203,29 @@ public final class NotesDatabase: Sendable {
     public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         // The pool waits for a connection as long as it takes, retrying the server in the background; a request waits
         // `connectionWait`. The pool's lease cannot be given a deadline, so the lease, and then `body`, run in a child
-        // task, beside a timer that gives up if no connection has come by then.
-        try await withoutActuallyEscaping(body) { body in
+        // task, beside a timer that gives the lease up if no connection has come by then. `Lease` makes the two
+        // exclusive: a request that is answered 503 never runs `body`, and one that runs `body` is never answered 503
+        // for the wait.
+        let configuration = configuration
+        let health = health
+        return try await withoutActuallyEscaping(body) { body in
             let work = ChildTaskClosure(body)
-            let leased = LeaseFlag()
+            let lease = Lease()
             return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
                     try await self.client.withConnection { connection in
-                        leased.set()
+                        guard lease.begin() else {
+                            throw DatabaseUnavailable(cause: health.cause(waited: configuration.connectionWait))
+                        }
+                        health.connected()
                         return try await work.closure(connection)
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: self.configuration.connectionWait)
-                    guard leased.isSet else {
-                        throw DatabaseUnavailable(cause: self.health.cause(waited: self.configuration.connectionWait))
+                    // Cancelled once the work has ended, with nothing left to say.
+                    guard (try? await Task.sleep(for: configuration.connectionWait)) != nil else { return nil }
+                    guard lease.isLeasedUnlessGivenUp() else {
+                        throw DatabaseUnavailable(cause: health.cause(waited: configuration.connectionWait))
                     }
                     return nil
                 }
@@ -226,14 +239,30 @@ public final class NotesDatabase: Sendable {
     }
 }
 
-/// Whether a connection has been leased, set by one child task and read by another.
-private final class LeaseFlag: Sendable {
-    private let value = Atomic<Bool>(false)
+/// A request's lease of a connection, which either comes in time or is given up, never both.
+private final class Lease: Sendable {
+    private enum State {
+        case waiting, leased, givenUp
+    }
 
-    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    private let state = Mutex(State.waiting)
 
-    func set() {
-        value.store(true, ordering: .sequentiallyConsistent)
+    /// Takes the connection, unless the request has given up waiting; says whether it did.
+    func begin() -> Bool {
+        state.withLock { state in
+            guard state == .waiting else { return false }
+            state = .leased
+            return true
+        }
+    }
+
+    /// Whether a connection has been leased; if none has, gives the lease up, now.
+    func isLeasedUnlessGivenUp() -> Bool {
+        state.withLock { state in
+            if state == .leased { return true }
+            state = .givenUp
+            return false
+        }
     }
 }
 
@@ -252,18 +281,37 @@ private struct ChildTaskClosure<Argument, Result>: @unchecked Sendable {
 
 /// One request's transaction: the connection while it is open.
 public final class DatabaseTransaction: Sendable {
-    private let connection: Mutex<PostgresConnection?>
+    private struct State {
+        /// The connection, until the transaction ends.
+        var connection: PostgresConnection?
+        /// How many queries are on their way through the connection.
+        var inFlight = 0
+        /// The end of the transaction, waiting for those queries.
+        var ending: CheckedContinuation<Void, Never>?
+    }
+
+    private let state: Mutex<State>
     /// The schema that holds the tables.
     let schema: String
 
     init(_ connection: PostgresConnection, schema: String) {
-        self.connection = Mutex(connection)
+        state = Mutex(State(connection: connection))
         self.schema = schema
     }
 
-    /// Ends the transaction: from now on, `query` throws.
-    func end() {
-        connection.withLock { $0 = nil }
+    /// Ends the transaction, so that `query` throws from now on.
+    ///
+    /// It returns once the queries already started have returned, so that each of them runs in the transaction,
+    /// before its `COMMIT` or `ROLLBACK`.
+    func end() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                state.connection = nil
+                if state.inFlight > 0 { state.ending = continuation }
+                return state.inFlight == 0
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     /// Runs `query` in the transaction.
@@ -271,7 +319,20 @@ public final class DatabaseTransaction: Sendable {
     /// - Throws: `TransactionEnded` once the request that opened it has ended, or the database's error.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-        guard let connection = connection.withLock({ $0 }) else { throw TransactionEnded() }
+        let connection = state.withLock { state -> PostgresConnection? in
+            if state.connection != nil { state.inFlight += 1 }
+            return state.connection
+        }
+        guard let connection else { throw TransactionEnded() }
+        defer {
+            let ending = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.inFlight -= 1
+                guard state.inFlight == 0 else { return nil }
+                defer { state.ending = nil }
+                return state.ending
+            }
+            ending?.resume()
+        }
         return try await connection.query(query, logger: Logger(label: "notes-server.transaction"))
     }
 }
@@ -282,7 +343,7 @@ public struct TransactionEnded: Error, CustomStringConvertible {
     public var description: String { "the request's transaction has ended; work that outlives it needs one of its own" }
 }
 
-/// The error of the pool's last failed attempt to connect, until a connection opens.
+/// The error of the pool's last failed attempt to connect, until a request leases a connection.
 ///
 /// The pool retries in the background, and says what failed only in its background log: this keeps it, from there,
 /// for a 503 to name as the cause.
@@ -302,11 +363,14 @@ final class ConnectionHealth: Sendable {
         case "Connection creation failed":
             let error = (metadata?["psql_error"] ?? metadata?["error"]).map { "\($0)" } ?? "\(message)"
             lastError.withLock { $0 = Self.shortened(error) }
-        case "Connection established":
-            lastError.withLock { $0 = nil }
         default:
             break
         }
+    }
+
+    /// Forgets the last error: a connection has just been leased, so the database answers.
+    func connected() {
+        lastError.withLock { $0 = nil }
     }
 
     /// The part of PostgresNIO's error that names the cause, such as "Connection refused (errno: 111)".

@@ -42,7 +42,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     /// Makes the middleware.
     public init() {}
 
-    /// Serves `request` inside a scope that holds its id and user, and echoes the id in the response.
+    /// Serves `request` inside a scope that holds its id and user, and echoes the id in the response, errors included.
     ///
     /// - Parameters:
     ///   - request: The request.
@@ -57,14 +57,26 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     ) async throws -> Response {
         guard let user = RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
         let id = request.headers[.requestID] ?? RequestIDs.next()
-        var response = try await withInjectedValues {
-            $0.requestID = id
-            $0.currentUser = user
-        } operation: {
-            try await next(request, context)
+        do {
+            var response = try await withInjectedValues {
+                $0.requestID = id
+                $0.currentUser = user
+            } operation: {
+                try await next(request, context)
+            }
+            response.headers[.requestID] = id
+            return response
+        } catch var error as HTTPError {
+            error.headers[.requestID] = id
+            throw error
+        } catch {
+            // Anything else is the server's fault: a 500 that says so, with the id to find it in the logs by.
+            throw HTTPError(
+                .internalServerError,
+                headers: [.requestID: id],
+                message: "The server failed to handle the request; its id is \(id)."
+            )
         }
-        response.headers[.requestID] = id
-        return response
     }
 }
 
@@ -87,6 +99,9 @@ enum RequestIDs {
 /// the audit log read the transaction through `@Injected(\.transaction)` and write through it, so that a note and its
 /// audit entry are committed together, or, if anything in the request throws (a 400 for a bad body included), rolled
 /// back together. Reads (`GET`, `HEAD`) need no transaction. With no database configured, it passes requests on.
+///
+/// It reads the request's body before it takes a connection, so that a client sending its body slowly holds no
+/// connection of the pool's meanwhile.
 public struct TransactionMiddleware<Context: RequestContext>: RouterMiddleware {
     @Injected(\.database) private var database
 
@@ -103,6 +118,9 @@ public struct TransactionMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         do {
             guard let database, ![.get, .head].contains(request.method) else { return try await next(request, context) }
+            var buffered = request
+            _ = try await buffered.collectBody(upTo: NotesController.maximumBodySize)
+            let request = buffered
             return try await database.withTransaction { transaction in
                 try await withInjectedValues {
                     $0.transaction = transaction
@@ -112,14 +130,25 @@ public struct TransactionMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         } catch let unavailable as DatabaseUnavailable {
             throw HTTPError(.serviceUnavailable, message: unavailable.description)
-        } catch let error as PSQLError where lostConnection.contains(error.code) {
-            let cause = error.underlying.map { "\($0)" } ?? "\(error.code)"
-            throw HTTPError(.serviceUnavailable, message: DatabaseUnavailable(cause: cause).description)
+        } catch let error as PSQLError where Self.saysTheDatabaseIsUnavailable(error) {
+            throw HTTPError(.serviceUnavailable, message: DatabaseUnavailable(cause: Self.cause(of: error)).description)
         }
     }
-}
 
-/// The errors that say the connection to the database was lost, rather than that a query was wrong.
-private let lostConnection: [PSQLError.Code] = [
-    .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed,
-]
+    /// Whether `error` says that the connection to the database was lost, or that the database is shutting down or
+    /// starting, rather than that a query was wrong.
+    static func saysTheDatabaseIsUnavailable(_ error: PSQLError) -> Bool {
+        if [.connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed].contains(error.code) {
+            return true
+        }
+        // Class 57, operator intervention: the server was shut down or restarted, or is not yet accepting connections.
+        return error.serverInfo?[.sqlState]?.hasPrefix("57") == true
+    }
+
+    /// What a 503 names as the cause: the database's own message, or the error under the lost connection.
+    static func cause(of error: PSQLError) -> String {
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return String(describing: underlying) }
+        return "the connection to the database was lost (\(error.code))"
+    }
+}

@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
 import Injected
+import Logging
 import NotesServer
+import PostgresNIO
+import ServiceLifecycle
 
 // Serves the notes service: on PostgreSQL when a database URL is given, and else with its in-memory defaults.
 //
@@ -83,11 +86,20 @@ ServerServices.startUp()
 let app = NotesApplication.make(
     configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server")
 )
+// SIGTERM or SIGINT stops the server gracefully: it takes no new connections and lets the requests in flight finish,
+// for at most 10 s; then the service group cancels them, so that a client that never finishes cannot keep the
+// process alive.
+var services = ServiceGroupConfiguration(
+    services: [app],
+    gracefulShutdownSignals: [.sigterm, .sigint],
+    logger: Logger(label: "notes-server")
+)
+services.maximumGracefulShutdownDuration = .seconds(10)
 do {
-    try await app.runService()
+    try await ServiceGroup(configuration: services).run()
 } catch {
     // Such as a database that cannot be reached at start-up, when the tables are made: say so, without a crash report.
-    print("notes-server: stopped: \(error)")
+    print("notes-server: stopped: \(error is PSQLError ? String(reflecting: error) : String(describing: error))")
     if options.databaseURL != nil, error is DatabaseUnavailable {
         print("  is the database running? For the throw-away cluster of this example: bash db.sh start")
     }

@@ -102,6 +102,7 @@ struct NotesRoutesTests {
             (#"{"txt": "Buy milk"}"#, #"The JSON body has no "text" field"#),
             (#"{"text": 42}"#, #"The "text" field must be a string"#),
             (#"{"text": "  "}"#, #"The "text" field is empty"#),
+            (#"{"text": "a\u0000b"}"#, "contains a NUL character"),
         ]
     )
     func aMalformedBodyIsRefusedWith400SayingWhyAndChangesNothing(body: String, reason: String) async throws {
@@ -109,10 +110,11 @@ struct NotesRoutesTests {
             let response = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "erin"],
+                headers: [.user: "erin", .requestID: "bad-body"],
                 body: ByteBuffer(string: body)
             )
             #expect(response.status == .badRequest)
+            #expect(response.headers[.requestID] == "bad-body", "an error response names its request too")
             #expect(try errorMessage(of: response).contains(reason))
 
             let list = try await client.execute(uri: "/notes", method: .get, headers: [.user: "erin"])

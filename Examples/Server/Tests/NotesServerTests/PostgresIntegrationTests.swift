@@ -59,7 +59,7 @@ struct PostgresIntegrationTests {
         }
     }
 
-    @Test(arguments: ["", "{", #"{"text": 42}"#, #"{"text": "  "}"#])
+    @Test(arguments: ["", "{", #"{"text": 42}"#, #"{"text": "  "}"#, #"{"text": "a\u0000b"}"#])
     func aMalformedBodyGets400AndWritesNothing(body: String) async throws {
         try await TestDatabase.withRoutes { client, _ in
             let response = try await client.execute(
@@ -134,7 +134,7 @@ struct DatabaseOutageTests {
         var configuration = try DatabaseConfiguration(url: url)
         configuration.maximumConnections = 2
         configuration.connectionWait = .seconds(1)
-        try await TestDatabase.withRoutes(configuration: configuration) { client, _ in
+        try await TestDatabase.withRoutes(configuration: configuration) { client, database in
             func post(_ text: String) async throws -> TestResponse {
                 try await client.execute(
                     uri: "/notes",
@@ -162,6 +162,21 @@ struct DatabaseOutageTests {
             }
             #expect(recovered, "the server did not recover within 30 s of the database's return")
             #expect(try await PostgresNotesStore().notes(of: "ivan").map(\.text) == ["before", "after"])
+
+            // With the database back, a full pool is the cause a 503 names, not the outage before.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        _ = try await database.withTransaction { try await $0.query("SELECT pg_sleep(2)") }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                let busy = try await post("while the pool is full")
+                #expect(busy.status == .serviceUnavailable)
+                let message = String(decoding: busy.body.readableBytesView, as: UTF8.self)
+                #expect(message.contains("no connection came within"), "\(message)")
+                try await group.waitForAll()
+            }
         }
     }
 }

@@ -1,0 +1,121 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Injected
+import InjectedTesting
+import NIOCore
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import NotesServer
+
+/// Faults around the database that a review reproduced, each a test that failed before its fix: cancelled requests,
+/// work a request leaves running, and servers starting at once.
+@Suite(
+    "Database faults",
+    .enabled(if: TestDatabase.url != nil, "NOTES_TEST_DATABASE_URL names no database; run bash db.sh start"),
+    .injectedValues(strict: true) { $0.clock = FixedClock(.referenceInstant) }
+)
+struct DatabaseFaultTests {
+    @Test func aCancelledPostEitherSucceedsOrWritesNothing() async throws {
+        try await TestDatabase.withRoutes(auditLog: SlowAuditLog(seconds: 1)) { client, _ in
+            let request = Task {
+                try await client.execute(
+                    uri: "/notes",
+                    method: .post,
+                    headers: [.user: "alice"],
+                    body: ByteBuffer(string: #"{"text": "cancelled"}"#)
+                )
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            request.cancel()
+            let status = try? await request.value.status
+            let notes = try await PostgresNotesStore().count()
+            #expect(status == .created || notes == 0, "answered \(String(describing: status)), but \(notes) note kept")
+        }
+    }
+
+    @Test func aTaskTheRequestLeftRunningCannotWriteOutsideItsRolledBackTransaction() async throws {
+        try await TestDatabase.withRoutes(auditLog: LeftRunningAuditLog()) { client, _ in
+            for attempt in 0..<20 {
+                let response = try await client.execute(
+                    uri: "/notes",
+                    method: .post,
+                    headers: [.user: "mallory", .requestID: "left-running-\(attempt)"],
+                    body: ByteBuffer(string: #"{"text": "never"}"#)
+                )
+                #expect(response.status == .internalServerError)
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await PostgresAuditLog().entries().isEmpty)
+            #expect(try await PostgresNotesStore().count() == 0)
+        }
+    }
+
+    @Test func serversStartingAtOnceOnAnEmptyDatabaseEachCreateTheTables() async throws {
+        for _ in 0..<5 {
+            let configuration = try DatabaseConfiguration(url: TestDatabase.url!)
+                .inSchema("test_\(UUID().uuidString.lowercased().filter(\.isHexDigit))")
+            let databases = (0..<4).map { _ in NotesDatabase(configuration: configuration) }
+            try await withThrowingTaskGroup(of: Void.self) { pools in
+                for database in databases { pools.addTask { await database.client.run() } }
+                defer { pools.cancelAll() }
+                let failures = await withTaskGroup(of: (any Error)?.self) { migrations in
+                    for database in databases {
+                        migrations.addTask {
+                            do { try await database.migrate() } catch { return error }
+                            return nil
+                        }
+                    }
+                    return await migrations.reduce(into: [String]()) { failures, error in
+                        if let error { failures.append(String(reflecting: error)) }
+                    }
+                }
+                try await databases[0].dropSchema()
+                #expect(failures.isEmpty, "\(failures)")
+            }
+        }
+    }
+}
+
+/// An audit log that writes its entry, then holds the transaction with `pg_sleep`, which a cancellation cannot stop.
+struct SlowAuditLog: AuditLog {
+    let seconds: Double
+
+    func record(_ action: String) async throws {
+        try await PostgresAuditLog().record(action)
+        guard let transaction = InjectedValues[\.transaction] else { throw TransactionEnded() }
+        try await transaction.query("SELECT pg_sleep(\(seconds))")
+    }
+
+    func entries() async throws -> [AuditEntry] { try await PostgresAuditLog().entries() }
+}
+
+/// An audit log that starts a task writing through the transaction over and over, and then fails the request.
+struct LeftRunningAuditLog: AuditLog {
+    struct Failure: Error {}
+
+    func record(_ action: String) async throws {
+        guard let transaction = InjectedValues[\.transaction] else { throw TransactionEnded() }
+        let schema = transaction.schema
+        Task {
+            while true {
+                do {
+                    try await transaction.query(
+                        """
+                        INSERT INTO \(unescaped: schema).audit_entries (request_id, owner, action, at)
+                        VALUES ('left running', NULL, 'written after the request', now())
+                        """
+                    )
+                } catch {
+                    return
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        throw Failure()
+    }
+
+    func entries() async throws -> [AuditEntry] { try await PostgresAuditLog().entries() }
+}
