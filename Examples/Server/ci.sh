@@ -27,18 +27,10 @@ step "swift build"
 swift build --build-tests 2>&1 | tee "$log"
 warnings=$(own_warnings "$log")
 
-if ! bash db.sh url > /dev/null 2>&1; then
-    step "install postgresql"
-    sudo=""
-    if [[ $(id -u) -ne 0 ]]; then sudo=sudo; fi
-    $sudo apt-get update && $sudo apt-get install -y postgresql
-fi
 step "start PostgreSQL for the integration suite"
-if bash db.sh status; then was_running=true; else was_running=false; fi
-stop_database() { if [[ $was_running == false ]]; then bash db.sh stop; fi; }
+start_database
 trap stop_database EXIT
-NOTES_TEST_DATABASE_URL=$(bash db.sh start)
-export NOTES_TEST_DATABASE_URL
+export NOTES_TEST_DATABASE_URL=$database_url
 echo "$NOTES_TEST_DATABASE_URL"
 
 step "swift test, with the integration suite on $NOTES_TEST_DATABASE_URL"

@@ -24,25 +24,14 @@ out=.build/db-load
 step() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - started)); }
 field() { awk -v key="$2:" '$1 == key { print $2 }' "$1"; }
 
-if ! bash db.sh url > /dev/null 2>&1; then
-    step "install postgresql"
-    sudo=""
-    if [[ $(id -u) -ne 0 ]]; then sudo=sudo; fi
-    $sudo apt-get update && $sudo apt-get install -y postgresql
-fi
-
 step "release build"
 swift build -c release
 bin=$(swift build -c release --show-bin-path)
 mkdir -p "$out"
 
-if bash db.sh status; then
-    was_running=true
-else
-    was_running=false
-fi
 step "start PostgreSQL"
-url=$(bash db.sh start)
+start_database
+url=$database_url
 echo "$url"
 
 stop_server() {
@@ -51,7 +40,7 @@ stop_server() {
 }
 finish() {
     stop_server
-    if [[ $was_running == false ]]; then bash db.sh stop; fi
+    stop_database
 }
 
 step "in memory: start notes-server on 127.0.0.1:$port"

@@ -29,12 +29,7 @@ base="http://127.0.0.1:$port"
 
 step() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - started)); }
 
-if ! command -v wrk > /dev/null; then
-    step "install wrk"
-    sudo=""
-    if [[ $(id -u) -ne 0 ]]; then sudo=sudo; fi
-    $sudo apt-get update && $sudo apt-get install -y wrk
-fi
+if ! command -v wrk > /dev/null; then install_package wrk; fi
 
 step "release build"
 swift build -c release

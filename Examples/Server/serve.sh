@@ -1,9 +1,31 @@
-# Sourced by ci.sh and load.sh: starts the release notes-server in the background, stops it when the script exits,
-# and waits until it answers.
+# Sourced by ci.sh, load.sh and db-load.sh, whose `step` prints a heading.
 #
-#     start_server BIN_DIR PORT LOG NAME    # sets `server` to its process id; NAME prefixes error messages
+#     start_server BIN_DIR PORT LOG NAME    # starts the release notes-server in the background, stops it when the
+#                                           # script exits, and waits until it answers; sets `server` to its process
+#                                           # id; NAME prefixes error messages
+#     install_package NAME                  # installs Debian's package NAME, as root or through sudo
+#     start_database                        # installs PostgreSQL if missing, starts db.sh's cluster, and sets
+#                                           # `database_url`
+#     stop_database                         # stops the cluster, unless it was running before start_database
 #
 # SERVER_CPU, from the environment, pins the server to that core, with one NIO event loop.
+install_package() {
+    step "install $1"
+    local sudo=""
+    if [[ $(id -u) -ne 0 ]]; then sudo=sudo; fi
+    $sudo apt-get update && $sudo apt-get install -y "$1"
+}
+
+start_database() {
+    if ! bash db.sh url > /dev/null 2>&1; then install_package postgresql; fi
+    if bash db.sh status; then database_was_running=true; else database_was_running=false; fi
+    database_url=$(bash db.sh start)
+}
+
+stop_database() {
+    if [[ ${database_was_running:-true} == false ]]; then bash db.sh stop; fi
+}
+
 start_server() {
     local bin=$1 port=$2 log=$3 name=$4
     local pin=()

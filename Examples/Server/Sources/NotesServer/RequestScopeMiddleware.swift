@@ -49,7 +49,8 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     ///   - context: The request's context.
     ///   - next: The rest of the chain, down to the route's handler.
     /// - Returns: The handler's response, with an `X-Request-ID` header.
-    /// - Throws: A 401 `HTTPError` when the request names no user, or what the handler throws.
+    /// - Throws: A 401 `HTTPError` when the request names no user; an `HTTPError` the handler throws, with the id;
+    ///   and for any other error, a 500 `HTTPError` that gives the id.
     public func handle(
         _ request: Request,
         context: Context,
