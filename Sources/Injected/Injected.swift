@@ -327,7 +327,7 @@ public nonisolated struct InjectedValues: Sendable {
             var values = InjectedValues()
             // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
             // caller made: in a test it caches nothing, and it reports nothing.
-            InjectedValues.ThreadState.current.writingThroughKeyPath { values[keyPath: keyPath] = newValue }
+            InjectedValues.Store.writingThroughKeyPath(newValue) { values[keyPath: keyPath] = newValue }
         }
     }
 
@@ -446,8 +446,8 @@ public struct Injected<Value> {
     /// accessor properties, which capture nothing. A `var`, never assigned after the initializers, because Swift warns
     /// that the annotation is unnecessary on a constant in an app that declares key paths `Sendable` itself.
     private nonisolated(unsafe) var keyPath: KeyPath<InjectedValues, Value>
-    /// Where reads looked when the property was made; `nil` outside any scope.
-    private nonisolated let lookup: InjectedValues.Lookup?
+    /// What the property remembers of the scope it was made in; `nil` outside any scope.
+    private nonisolated let snapshot: InjectedValues.Snapshot?
     /// Where a read-only property was declared, for the message when code writes to it; `nil` for writable ones.
     private nonisolated let readOnlyDeclaration: InjectedValues.ReadOnlyDeclaration?
 
@@ -456,7 +456,7 @@ public struct Injected<Value> {
     /// - Parameter keyPath: A key path to an accessor declared in an extension of ``InjectedValues``.
     public nonisolated init(_ keyPath: WritableKeyPath<InjectedValues, Value>) {
         self.keyPath = keyPath
-        self.lookup = InjectedValues.Store.lookupToKeep()
+        self.snapshot = InjectedValues.Store.snapshotToKeep()
         self.readOnlyDeclaration = nil
     }
 
@@ -472,7 +472,7 @@ public struct Injected<Value> {
     public nonisolated init(_ keyPath: KeyPath<InjectedValues, Value>, file: StaticString = #fileID, line: UInt = #line)
     {
         self.keyPath = keyPath
-        self.lookup = InjectedValues.Store.lookupToKeep()
+        self.snapshot = InjectedValues.Store.snapshotToKeep()
         self.readOnlyDeclaration = InjectedValues.ReadOnlyDeclaration(file: file, line: line)
     }
 
@@ -482,21 +482,21 @@ public struct Injected<Value> {
     /// property remembers, exactly like writing `InjectedValues[keyPath] = newValue` there.
     public var wrappedValue: Value {
         get {
-            guard let lookup else { return InjectedValues[keyPath] }
-            // Rather than pass the remembered lookup down through the key path's accessors, the property lends it to
-            // the reads they make, in this thread's context, for the length of this read.
-            return InjectedValues.ThreadState.lending(lookup) { InjectedValues[keyPath] }
+            guard let snapshot else { return InjectedValues[keyPath] }
+            // Rather than pass the snapshot down through the key path's accessors, the property lends it to the reads
+            // they make, in this thread's context, for the length of this read.
+            return InjectedValues.Store.lending(snapshot) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
                 fatalError(readOnlyWriteMessage(keyPath))
             }
-            guard let lookup else {
+            guard let snapshot else {
                 InjectedValues[writable] = newValue
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            InjectedValues.ThreadState.lending(lookup, forWrite: true) { InjectedValues[writable] = newValue }
+            InjectedValues.Store.lending(snapshot) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -520,7 +520,7 @@ public struct Injected<Value> {
     /// Like ``wrappedValue``, it is not marked `nonisolated`: Swift copies the mark onto the `$` variable of a wrapped
     /// local variable, where it is not allowed.
     public var projectedValue: InjectedValues.CapturedScope {
-        InjectedValues.CapturedScope(lookup: lookup, madeFor: Value.self)
+        InjectedValues.CapturedScope(snapshot: snapshot, madeFor: Value.self)
     }
 
     private nonisolated func readOnlyWriteMessage(_ keyPath: KeyPath<InjectedValues, Value>) -> String {
@@ -602,7 +602,7 @@ public nonisolated func withInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    try InjectedValues.Scope.opened(fresh: fresh).run(update, operation)
+    try InjectedValues.Store.open(fresh: fresh).configured(update).run(operation)
 }
 
 /// Runs an asynchronous operation with some dependencies overridden, for the operation and every task it starts.
@@ -636,8 +636,8 @@ public func withInjectedValues<R>(
 ) async rethrows -> R {
     // Inlined into the caller, with the binding below, so that `TaskLocal.withValue` is specialized there: its
     // unspecialized generic form costs a request's scope six task frames and five executor checks more.
-    let run = try InjectedValues.Scope.opened(fresh: fresh).start(update)
-    return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
+    let scope = try InjectedValues.Store.open(fresh: fresh).configured(update)
+    return try await InjectedValues.Store.binding.withValue(.init(scope: scope)) { try await operation() }
 }
 
 // MARK: - Carrying scopes into later and escaping work
@@ -687,7 +687,9 @@ public nonisolated func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) rethrows -> R {
-    try InjectedValues.Scope.opened(on: scope.reportingIfEmpty(file: fileID, line: line)).run(update, operation)
+    try InjectedValues.Store.open(on: scope.reportingIfEmpty(file: fileID, line: line)).configured(update).run(
+        operation
+    )
 }
 
 /// Runs an asynchronous operation in a new scope based on a captured scope, such as the one another object
@@ -715,8 +717,8 @@ public func withInjectedValues<R>(
     fileID: StaticString = #fileID,
     line: UInt = #line
 ) async rethrows -> R {
-    let run = try InjectedValues.Scope.opened(on: scope.reportingIfEmpty(file: fileID, line: line)).start(update)
-    return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
+    let scope = try InjectedValues.Store.open(on: scope.reportingIfEmpty(file: fileID, line: line)).configured(update)
+    return try await InjectedValues.Store.binding.withValue(.init(scope: scope)) { try await operation() }
 }
 
 /// Runs an operation in a new scope based on a captured scope, such as the one another object remembers.
@@ -817,7 +819,7 @@ nonisolated extension InjectedValues {
     ///
     /// - Returns: The captured scope, which keeps its scopes alive for as long as it lives.
     public static func capture() -> CapturedScope {
-        CapturedScope(lookup: InjectedValues.Store.lookupToKeep())
+        CapturedScope(snapshot: InjectedValues.Store.snapshotToKeep())
     }
 
     /// A scope captured by ``InjectedValues/capture()`` or handed out by an ``Injected`` property, to run code in it
@@ -829,19 +831,19 @@ nonisolated extension InjectedValues {
     /// scopes active where it runs (down to the first one the captured lookup has too), then in the captured scopes. A
     /// capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
-        let lookup: InjectedValues.Lookup?
+        let snapshot: InjectedValues.Snapshot?
         /// The value type of the `@Injected` property that handed out the scope, or `nil` for a capture.
         let madeFor: Any.Type?
 
-        init(lookup: InjectedValues.Lookup?, madeFor: Any.Type? = nil) {
-            self.lookup = lookup
+        init(snapshot: InjectedValues.Snapshot?, madeFor: Any.Type? = nil) {
+            self.snapshot = snapshot
             self.madeFor = madeFor
         }
 
-        /// The captured lookup, after reporting, inside a test's scope, that `withInjectedValues(from:)` got none.
-        func reportingIfEmpty(file: StaticString, line: UInt) -> InjectedValues.Lookup? {
-            guard lookup == nil, let report = InjectedValues.Store.lookupToKeep()?.root?.testPolicy?.report else {
-                return lookup
+        /// The captured snapshot, after reporting, inside a test's scope, that `withInjectedValues(from:)` got none.
+        func reportingIfEmpty(file: StaticString, line: UInt) -> InjectedValues.Snapshot? {
+            guard snapshot == nil, let report = InjectedValues.Store.place().reader.root.testPolicy?.report else {
+                return snapshot
             }
             let source = madeFor.map { "an @Injected property of type \($0)" } ?? "InjectedValues.capture()"
             report(
@@ -860,7 +862,7 @@ nonisolated extension InjectedValues {
         /// - Returns: The value `body` returns.
         @discardableResult
         public func run<R>(_ body: () throws -> R) rethrows -> R {
-            try InjectedValues.Scope.opened(on: lookup).run({ _ in }, body)
+            try InjectedValues.Store.open(on: snapshot).run(body)
         }
 
         /// Runs an asynchronous `body` in the captured scope, on the caller's actor.
@@ -874,8 +876,8 @@ nonisolated extension InjectedValues {
             isolation: isolated (any Swift.Actor)? = #isolation,
             _ body: () async throws -> R
         ) async rethrows -> R {
-            let run = InjectedValues.Scope.opened(on: lookup).start { _ in }
-            return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await body() }
+            let scope = InjectedValues.Store.open(on: snapshot)
+            return try await InjectedValues.Store.binding.withValue(.init(scope: scope)) { try await body() }
         }
     }
 }
@@ -918,11 +920,10 @@ public nonisolated func withTestInjectedValues<R>(
     _ update: (inout InjectedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    let policy = InjectedValues.TestPolicy(strict: strict, report: report)
-    let scope = InjectedValues.Scope.opened(forTest: policy)
-    return try InjectedValues.Store.runningTest(scope.lookup.root?.testPolicy ?? policy) {
-        try scope.run(update, operation)
-    }
+    let scope = InjectedValues.Store.openTest(InjectedValues.TestPolicy(strict: strict, report: report))
+    InjectedValues.Store.beginTest(scope.root!.testPolicy!)
+    defer { InjectedValues.Store.endTest(scope.root!.testPolicy!) }
+    return try scope.configured(update).run(operation)
 }
 
 /// Runs an asynchronous operation in a fresh scope for a test, in which keys that declare a test value start from it.
@@ -945,12 +946,11 @@ public func withTestInjectedValues<R>(
     isolation: isolated (any Swift.Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    let policy = InjectedValues.TestPolicy(strict: strict, report: report)
-    let scope = InjectedValues.Scope.opened(forTest: policy)
-    return try await InjectedValues.Store.runningTest(scope.lookup.root?.testPolicy ?? policy) {
-        let run = try scope.start(update)
-        return try await InjectedValues.Scope.binding.withValue(.init(run: run)) { try await operation() }
-    }
+    let scope = InjectedValues.Store.openTest(InjectedValues.TestPolicy(strict: strict, report: report))
+    InjectedValues.Store.beginTest(scope.root!.testPolicy!)
+    defer { InjectedValues.Store.endTest(scope.root!.testPolicy!) }
+    let binding = InjectedValues.Binding(scope: try scope.configured(update))
+    return try await InjectedValues.Store.binding.withValue(binding) { try await operation() }
 }
 
 /// Runs an operation in a fresh scope for a test, calling `strict`, if any, for each key read with no test value.
@@ -1003,693 +1003,29 @@ public func withTestInjectedValues<R>(
 }
 
 nonisolated extension InjectedValues {
-    /// What a test's scope does with keys that nothing overrides, shared by the test's root and the fresh scopes opened
-    /// inside it, so that the test reports each key once.
-    final class TestPolicy: Sendable {
-        /// How the test reports a problem, such as a test failure; `nil` for the process's policy, which reports to a
-        /// strict test that is running.
-        let report: (@Sendable (String) -> Void)?
-        /// Whether reads of keys with neither an override nor a test value are reported.
-        let strict: Bool
-        /// The keys reported so far.
-        private let reported = Lock(Swift.Set<ObjectIdentifier>())
-
-        init(strict: Bool, report: (@Sendable (String) -> Void)?) {
-            self.strict = strict
-            self.report = report
-        }
-
-        /// Whether this is the policy of reads made outside every test in a process that runs tests.
-        var isProcessPolicy: Bool { report == nil }
-
-        /// Reports, once per key, a read of `key` that found neither an override nor a test value.
-        func reportMissingTestValue(of key: Any.Type, inUpdate: Bool) {
-            let report: (@Sendable (String) -> Void)?
-            let message: String
-            if isProcessPolicy {
-                // Outside every test: reported while a strict test runs, to the one that began last.
-                report = Store.strictTests.withLock { $0.last?.report }
-                message = escapingReadMessage(for: key)
-            } else {
-                report = strict ? self.report : nil
-                message = inUpdate ? partialWriteMessage(for: key) : missingTestValueMessage(for: key)
-            }
-            guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
-            report(message)
-        }
-    }
-
     // MARK: - Storage
     //
-    // The machinery in one page (the guarantees article says the same at more length, as tables):
+    // The machinery on one page; the guarantees article draws the same as tables.
     //
-    // - Lookups. Where a read looks is one immutable list, a `Lookup`: levels of overrides (scopes), innermost first,
-    //   ending at a root (the global store, or a fresh scope's root with its cache of `.cached` values). Scopes,
-    //   captures, `@Injected` properties and the task-local binding each hold one. `Store.lookup(for:in:bound:)` alone
-    //   decides, from the binding and the thread's context, which lookups an operation reads, makes and writes through,
-    //   and `Lookup.made` alone builds a new one, leaving out the levels that add nothing (`Scope.addsNothing`). A read
-    //   walks one list, or a lent lookup after the reader's levels it does not have (`Lookup.ordered`); a write passes
-    //   the levels that add nothing too (`Lookup.write`), so every lookup made from a scope sees the same writes.
-    // - Context. The task-local `Scope.binding` holds the `Run` of the innermost running scope. One per-thread record,
-    //   `ThreadState`, holds a `Context` that a synchronous entry point sets for its own length and restores: the
-    //   lookup a property lends to the reads its key path makes, the lookups an update closure or a `.cached` build
-    //   reads, makes and writes through, and whether reads are quiet (the reads a write through a key path makes before
-    //   its first write). An operation nested in another starts from a context of its own, keeping only `quiet`.
-    // - Scopes. Every scope keeps its overrides behind its own `PlainLock`: what its update closure set (`kept`), and,
-    //   while it runs, what is written in it. A scope runs while a `Run` exists: the binding of its operation and of
-    //   every task started in it holds it, and so does a nested scope's run, if this one has written something; the
-    //   last one's release ends the run, dropping what was written. A root
-    //   keeps its cache behind its own lock too. Nothing a scope keeps holds the scope: its update closure, what a
-    //   `.cached` default builds and an article-style variable's initializer run with no scope bound, so what they
-    //   make, capture or start remembers the scope around (or none).
-    // - Views. Each thread reads the global store through a view of its own, behind a lock of its own that its reads
-    //   take alone. An entry is added only by its own thread, holding the global store's lock; a global write or reset
-    //   removes the entries it makes wrong from every view, holding the same lock.
-    // - Builds. A `.cached` value is built outside every lock by the first thread to find it missing, which records a
-    //   `BuildTicket` in the root's cache; others wait on the root's condition. Who waits for whom is recorded under
-    //   `Store.waits`, which is how a cycle across threads is found (see `ThreadState.cycle(waitingFor:)`).
-    // - Article-style variables. The store reads an `InjectionKey`'s `currentValue` holding the reading thread's own
-    //   variable lock, and assigns it holding every registered thread's, so reads and writes made through the store
-    //   never race. A variable's first read, which may run its initializer, holds no lock; one thread makes it, and
-    //   `Store.variables` makes other readers and writers of that key wait for it in the wait graph, as for a build.
-    //   A write made while the thread reads a variable (a computed getter) lets go of its own lock for the write.
-    // - Lock order: every thread's variable lock (a writer takes them one by one, holding nothing else), then
-    //   `variables.lock`, then a scope's lock, then a thread's view lock, then `waits` or the test-process lock, then
-    //   a `BuildTicket`'s; never two scopes' locks at once; a `TestPolicy`'s and the strict tests' alone. No user code
-    //   runs under a lock, except the setter and observers of an `InjectionKey`'s `currentValue` under the variable
-    //   locks, and a computed `currentValue` getter under its reader's: defaults and initializers are evaluated after
-    //   unlocking, and every value a lock's holder removes is released after it unlocks.
-    // - Test processes. The first test scope sets `Store.processPolicy` for good, so that reads outside every test
-    //   get test values; `Store.strictTests` lists the strict tests running, which hear of such reads.
+    // - A `Scope` is what the task-local `Store.binding` holds while its operation and the tasks started in it run;
+    //   nothing else holds one. Its `Cell` is a lock around an immutable `Frame` of overrides, which a write replaces.
+    //   When the scope's last binding ends, its `deinit` empties the cell.
+    // - Whatever remembers a scope (an `@Injected` property, a capture, a scope opened on either) holds a `Snapshot`: a
+    //   persistent list of levels, each a cell and the frame it had when the level was made. A read uses the live
+    //   frame while the scope runs, and the frozen one after. Dead levels merge when a snapshot is made, so chains stay
+    //   flat. A snapshot holds a cell, never a scope, and its root weakly: what a scope stores cannot keep it alive.
+    // - A `Root` ends every lookup: the global store, or a fresh scope's, which its scopes hold. It keeps `.cached`
+    //   values, built outside every lock by their first reader, whose `BuildTicket` other readers wait for.
+    // - One decision: `Store.place()` reads the binding and what a property lends in the thread's `Context`. What a
+    //   task can inherit is in the binding: an update closure and a `.cached` build bind a view (a cell, no scope) of
+    //   the scope or root they work for, so tasks started there read it too, and keep it no more than a snapshot does.
+    // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
+    // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
+    //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
+    //   holder replaces is released after it unlocks.
 
-    /// Where a read looks: an immutable list of levels of overrides, innermost first, ending at a root.
-    ///
-    /// Each node is itself a lookup, the rest of the list from that level on. Nodes are shared: a scope's lookup is its
-    /// level followed by the lookup it was opened on.
-    @usableFromInline
-    final class Lookup: Sendable {
-        /// The first level; `nil` in a lookup that is only its root.
-        let level: Scope?
-        /// The levels after the first, or `nil` after the last.
-        let rest: Lookup?
-        /// The root every level is read before: a fresh scope's, or `nil` for the global store.
-        let root: Scope?
-
-        init(level: Scope?, rest: Lookup?, root: Scope?) {
-            self.level = level
-            self.rest = rest
-            self.root = root
-        }
-
-        /// The lookup of a scope opened on `base`: its own level, then `base`'s levels.
-        convenience init(_ level: Scope, on base: Lookup?) {
-            self.init(level: level, rest: base?.level == nil ? nil : base, root: base?.root)
-        }
-
-        /// The world the lookup is in: the outermost fresh scope around its root, or `nil` for the global store's.
-        var world: Scope? { root.map { $0.world ?? $0 } }
-
-        /// The box of a key's override in the first level.
-        @inline(__always)
-        func firstBox(for id: ObjectIdentifier) -> AnyBox? {
-            level?.box(for: id)
-        }
-
-        /// Whether `scope` is one of the levels.
-        func contains(_ scope: Scope) -> Bool {
-            var node: Lookup? = self
-            while let current = node, let level = current.level {
-                if level === scope { return true }
-                node = current.rest
-            }
-            return false
-        }
-
-        /// The two lookups a read walks, in turn: the first until one of its levels is in the second, then the second.
-        ///
-        /// A lookup lent by a property counts only where the reader has no scope, or is in the same world; otherwise
-        /// the reader's lookup is all there is, so that an object made in one test never shows its mocks to another.
-        @inline(__always)
-        static func ordered(_ reader: Lookup?, _ lent: Lookup?) -> (Lookup?, Lookup?) {
-            guard let lent, lent !== reader else { return (reader, nil) }
-            guard let reader else { return (lent, nil) }
-            return reader.world === lent.world ? (reader, lent) : (reader, nil)
-        }
-
-        /// The lookup that a read through `lent` inside `reader` walks, less the levels that add nothing.
-        ///
-        /// The one place where lookups are made: for new scopes, captures and properties. It shares every node it can,
-        /// and allocates only the levels it has to put in a new order.
-        static func made(_ reader: Lookup?, _ lent: Lookup?, running: Scope? = nil) -> Lookup? {
-            let (first, second) = ordered(reader, lent)
-            if second == nil, first?.keepsEveryLevel(running: running) ?? true { return first }
-            let root = (second ?? first)?.root
-            /// The levels walked, and whether each adds anything.
-            var levels: [(node: Lookup, kept: Bool)] = []
-            /// From this index on, `levels` is the end of the last list walked, with nothing left out.
-            var shared = 0
-            var node = first
-            var other = second
-            while true {
-                if let current = node, let level = current.level {
-                    if let next = other, next.contains(level) {
-                        (node, other, shared) = (next, nil, levels.count)
-                        continue
-                    }
-                    let kept = !level.addsNothing
-                    if !kept { shared = levels.count + 1 }
-                    levels.append((current, kept))
-                    node = current.rest
-                } else if let next = other {
-                    (node, other, shared) = (next, nil, levels.count)
-                } else {
-                    break
-                }
-            }
-            var made: Lookup? = shared < levels.count ? levels[shared].node : nil
-            for (node, kept) in levels[..<shared].reversed() where kept {
-                made = Lookup(level: node.level, rest: made, root: root)
-            }
-            guard made == nil, let root else { return made }
-            return Lookup(level: nil, rest: nil, root: root)
-        }
-
-        /// Overrides a key where a write through the lookup goes, and says whether it wrote.
-        ///
-        /// It returns `false` when that is the global store. `replaced` is what the write replaced, to be released after
-        /// unlocking.
-        ///
-        /// A write goes to the first level that has not ended having kept nothing, which lookups made since leave out
-        /// (`addsNothing`), so that it stays that way and every lookup made from this one sees the write; past every
-        /// level, it goes to a fresh scope's root, never from a fresh scope's world to the global store.
-        @inline(__always)
-        func write(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
-            // The common write, to a scope that runs or is being set up, in line.
-            if let level, level.writeUnlessLeftOut(box, for: id, replaced: &replaced) { return true }
-            return writePastFirstLevel(box, for: id, replaced: &replaced)
-        }
-
-        /// `write(_:for:replaced:)`, once the first level has been passed by.
-        @inline(never)
-        private func writePastFirstLevel(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
-            var node = rest
-            while let current = node, let level = current.level {
-                if level.writeUnlessLeftOut(box, for: id, replaced: &replaced) { return true }
-                node = current.rest
-            }
-            guard let root else { return false }
-            _ = root.writeUnlessLeftOut(box, for: id, replaced: &replaced)
-            return true
-        }
-
-        /// Where a reset through the lookup drops overrides: the level a write would go to, or else the root; `nil` for
-        /// the global store.
-        func scopeToReset() -> Scope? {
-            var node: Lookup? = self
-            while let current = node, let level = current.level {
-                if !level.addsNothing { return level }
-                node = current.rest
-            }
-            return root
-        }
-
-        /// Whether every level of the lookup adds something, so that it is made as it is; `running` is a scope known
-        /// to run, which the check can skip.
-        func keepsEveryLevel(running: Scope?) -> Bool {
-            var node: Lookup? = self
-            while let current = node, let level = current.level {
-                if level !== running, level.addsNothing { return false }
-                node = current.rest
-            }
-            return true
-        }
-    }
-
-    /// One level of overrides, opened by `withInjectedValues`; or a root: the global store, or a fresh scope's root.
-    ///
-    /// A level keeps what its update closure set (`kept`) and, while it runs, what is written in it (`overrides`, which
-    /// starts as `kept` and is what reads see). A root keeps the cache of `.cached` values for its lookups; the global
-    /// store's root also keeps the global overrides, and a fresh scope's root none, since a fresh scope's update
-    /// closure and operation write to its own level.
-    @usableFromInline
-    final class Scope: @unchecked Sendable {
-        // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only while holding `lock`, and
-        // the other stored properties never change. `@exclusivity(unchecked)`: holding `lock` makes every access to
-        // `state` exclusive, and no access spans a call that could reach it again, so the runtime's checks (about 470
-        // instructions of a server request's scope) are skipped.
-
-        /// The task-local binding: the run of the innermost running scope, or `nil` outside every scope.
-        ///
-        /// It holds `nil` rather than a run of the global store, because reading a bound object retains it: on the
-        /// common path, with no scope, every read on every thread would then write to one reference count. It is a
-        /// struct rather than an optional because copying a task-local optional out looks up the optional's type
-        /// metadata, on every read. It is declared without the `@TaskLocal` macro, whose generated storage a module
-        /// whose default isolation is the main actor would isolate to it.
-        @usableFromInline
-        static let binding = Swift.TaskLocal(wrappedValue: Binding(run: nil))
-
-        /// What `binding` holds.
-        @usableFromInline
-        struct Binding: Sendable {
-            let run: Run?
-
-            @usableFromInline
-            init(run: Run?) {
-                self.run = run
-            }
-        }
-
-        /// A scope's run: its operation and every task started in it, each of whose bindings holds it.
-        ///
-        /// The scope runs from the run's start to its release, when the last of them has finished; then what was written
-        /// in it is dropped, and objects made in the scope see what its update closure set. Runs started inside it, which
-        /// read through it, receive what it wrote, so that their tasks keep reading it (see `deinit`).
-        @usableFromInline
-        final class Run: Sendable {
-            let lookup: Lookup
-            /// The running scope, `lookup`'s first level.
-            let scope: Scope
-            /// `lookup`'s identity, which a read compares with the lookup a property lends without retaining either.
-            let id: ObjectIdentifier
-
-            /// Starts the run of `lookup`'s first level; `enclosing` is the run the binding held where it starts.
-            init(_ lookup: Lookup, in enclosing: Run?) {
-                self.lookup = lookup
-                id = ObjectIdentifier(lookup)
-                scope = lookup.level!
-                scope.withState { $0.phase = .running }
-                if let enclosing { Run.nest(self, in: enclosing) }
-            }
-
-            /// Records `run` as nested in `enclosing`, if it reads through it.
-            @inline(never)
-            private static func nest(_ run: Run, in enclosing: Run) {
-                guard run.lookup.rest?.contains(enclosing.scope) == true else { return }
-                enclosing.scope.withState { state in
-                    if state.nestedRuns == nil { state.nestedRuns = [:] }
-                    state.nestedRuns![ObjectIdentifier(run)] = WeakRun(run: run)
-                }
-                let box = EnclosingRun(enclosing)
-                run.scope.withState { $0.enclosingRun = box }
-            }
-
-            /// Ends the run.
-            ///
-            /// What it wrote goes, as written in their own runs, to the runs started inside it that are
-            /// still running, for each key that no level between them and this scope overrides: their tasks keep reading
-            /// it, while this scope's own objects now read what its update closure set. Those runs are handed to the
-            /// run around this one, which passes its writes on in turn when it ends. Nothing keeps a finished run, so a
-            /// chain of hops that each start the next holds one run at a time.
-            deinit {
-                var written: Overrides?
-                scope.lock.lock()
-                scope.state.phase = .ended
-                if let kept = scope.state.kept {
-                    written = scope.state.overrides
-                    (scope.state.overrides, scope.state.kept) = (kept, nil)
-                }
-                let nested = scope.state.nestedRuns
-                let enclosing = scope.state.enclosingRun
-                scope.state.nestedRuns = nil
-                scope.lock.unlock()
-                if enclosing != nil || nested != nil {
-                    handOver(written: written, to: nested.map { Array($0.values) } ?? [], leaving: enclosing)
-                }
-                var built = lookup.root.map { Run.ended(scope, in: $0) } ?? []
-                // Released here, outside the lock, because a value's deinit is user code; and in the scope, which it
-                // reads as it now is, since the run that wrote the values may end on any thread.
-                if written != nil || !built.isEmpty {
-                    ThreadState.current.outsideEveryScope(in: lookup) { (written, built) = (nil, []) }
-                }
-            }
-
-            /// Leaves the run that `enclosing` holds, and hands what this run wrote, and the runs nested in it, to
-            /// `nested` and to that run.
-            @inline(never)
-            private func handOver(written: Overrides?, to nested: [WeakRun], leaving enclosing: EnclosingRun?) {
-                // Weak references are loaded out of every lock: a strong reference made from one may be the last.
-                let around = enclosing?.run
-                around?.scope.withState { _ = $0.nestedRuns?.removeValue(forKey: ObjectIdentifier(self)) }
-                var runWrites = nested.isEmpty ? [] : Run.writes(in: written, over: scope)
-                for inner in nested.compactMap(\.run) {
-                    inner.receive(runWrites, from: scope)
-                    if let around { Run.nest(inner, in: around) }
-                }
-                // What no nested run took is released in the scope, as `deinit` releases the rest.
-                if !runWrites.isEmpty { ThreadState.current.outsideEveryScope(in: lookup) { runWrites = [] } }
-            }
-
-            /// What a run wrote: what `written`, its overrides at its end, holds that the scope, now back to what it
-            /// kept, does not.
-            private static func writes(
-                in written: Overrides?,
-                over scope: Scope
-            ) -> [(id: ObjectIdentifier, box: AnyBox)] {
-                guard let written else { return [] }
-                let kept = scope.withState { $0.overrides }
-                return written.entries.filter { kept[$0.id] !== $0.box }
-            }
-
-            /// Takes what the run of an enclosing scope wrote, for each key no level between this run's scope and that
-            /// one overrides, as written in this run.
-            private func receive(_ writes: [(id: ObjectIdentifier, box: AnyBox)], from ended: Scope) {
-                guard !writes.isEmpty else { return }
-                var levels: [Scope] = []
-                var node = lookup.rest
-                while let current = node, let level = current.level, level !== ended {
-                    levels.append(level)
-                    node = current.rest
-                }
-                let unseen = writes.filter { write in !levels.contains { $0.box(for: write.id) != nil } }
-                scope.withState { state in
-                    guard case .running = state.phase else { return }
-                    if state.kept == nil { state.kept = state.overrides }
-                    for write in unseen where state.overrides[write.id] == nil {
-                        _ = state.overrides.updateValue(write.box, forKey: write.id)
-                    }
-                }
-            }
-
-            /// When the run of a fresh scope's own level ends, its root drops what was built from what the run wrote,
-            /// which may hold a value the run wrote that remembers the scope, and builds nothing from it again.
-            ///
-            /// Returns what it dropped, to be released after unlocking.
-            private static func ended(_ scope: Scope, in root: Scope) -> [AnyBox] {
-                // Read out of the lock: the root holds its own lookup weakly, and the reference read here may be the last.
-                guard let own = root.withState({ $0.root!.own }), own.level === scope else { return [] }
-                return root.withState { state -> [AnyBox] in
-                    state.root!.ownRunEnded = true
-                    return state.root!.cache.compactMap { id, entry in
-                        guard case .ready(let box, fromRun: true) = entry else { return nil }
-                        state.root!.cache[id] = nil
-                        return box
-                    }
-                }
-            }
-
-            /// The box of a key's override in the running scope.
-            ///
-            /// A method of the run, so that the run, which holds the scope, is kept for the call, and the scope needs no
-            /// retain of its own.
-            @inline(__always)
-            func box(for id: ObjectIdentifier) -> AnyBox? {
-                scope.box(for: id)
-            }
-        }
-
-        /// A scope opened now, ready to run: its lookup, and the lookup of the scope around it, which what its update
-        /// closure makes remembers.
-        @usableFromInline
-        struct Opened {
-            @usableFromInline
-            let lookup: Lookup
-            let around: Lookup?
-
-            /// Runs the update closure and then the operation, with the scope's run bound.
-            func run<R>(
-                _ update: (inout InjectedValues) throws -> Void,
-                _ operation: () throws -> R
-            ) rethrows -> R {
-                let thread = ThreadState.current
-                let run = try start(update, on: thread)
-                let context = Context(quiet: thread.context.quiet)
-                return try binding.withValue(Binding(run: run)) { try thread.with(context, operation) }
-            }
-
-            /// Runs the update closure, in the new scope but outside its run, and starts the run.
-            ///
-            /// The closure reads and writes the new scope, but what it makes remembers the scope around, and tasks it
-            /// starts are bound to the scope around: the new scope keeps what the closure sets, so nothing made there
-            /// may hold the scope.
-            @usableFromInline
-            func start(_ update: (inout InjectedValues) throws -> Void) rethrows -> Run {
-                try start(update, on: .current)
-            }
-
-            private func start(
-                _ update: (inout InjectedValues) throws -> Void,
-                on thread: ThreadState
-            ) rethrows -> Run {
-                var context = Context(quiet: thread.context.quiet)
-                (context.base, context.made) = (lookup, around)
-                (context.setsBase, context.setsMade, context.inUpdate) = (true, true, true)
-                // `self`, which holds the lookups the context lends, is kept for the call.
-                try thread.with(context) {
-                    var values = InjectedValues()
-                    try update(&values)
-                }
-                // A scope opened on no other level reads through no enclosing run, and the binding is not looked up.
-                return Run(lookup, in: lookup.rest == nil ? nil : binding.get().run)
-            }
-        }
-
-        /// The overrides, the cache and the phase, guarded by `lock`.
-        struct State {
-            /// What reads see: what the update closure set, and, while the scope runs, what is written in it.
-            var overrides = Overrides()
-            /// Once something is written while the scope runs, what `overrides` held before, which the scope keeps and
-            /// goes back to when the run ends; `nil` while the two are the same.
-            var kept: Overrides?
-            var phase = Phase.settingUp
-            /// What only a root keeps; `nil` for a level.
-            var root: Root?
-            /// While the scope runs: the runs started inside it that read through it, which its run passes its writes
-            /// to when it ends, and the run it was started in, which it hands them to.
-            var nestedRuns: [ObjectIdentifier: WeakRun]?
-            var enclosingRun: EnclosingRun?
-        }
-
-        /// What a root keeps beside its overrides, guarded by its lock.
-        struct Root {
-            /// The `.cached` values, built or being built.
-            var cache = [ObjectIdentifier: CacheEntry]()
-            /// The keys in `cache` that a quiet read built from a default a test would report, and that no read has
-            /// reported yet.
-            var unreported = Swift.Set<ObjectIdentifier>()
-            /// A fresh scope's root: the fresh scope's lookup, which its builds read through while it lives.
-            weak var own: Lookup?
-            /// A fresh scope's root: whether the run of the fresh scope's own level has ended.
-            var ownRunEnded = false
-            /// The global store's root: the threads that have a view of it, which its writes and resets update.
-            var threads = [ObjectIdentifier: ThreadState]()
-        }
-
-        enum Phase {
-            case settingUp, running, ended
-        }
-
-        /// A run, held weakly: a run's end must not wait for the runs around it or inside it.
-        struct WeakRun: Sendable {
-            weak let run: Run?
-        }
-
-        /// The run a scope's run was started in, held weakly, in a box, so that a scope's state holds one plain
-        /// reference, which copies and moves as cheaply as its other fields.
-        final class EnclosingRun: Sendable {
-            weak let run: Run?
-
-            init(_ run: Run) {
-                self.run = run
-            }
-        }
-
-        @exclusivity(unchecked) nonisolated(unsafe) var state = State()
-        /// A root's policy for keys nothing overrides, in a test (or in a process that runs tests).
-        let testPolicy: TestPolicy?
-        /// A root's world, the outermost fresh scope's root it was opened in, or `nil` where that is itself.
-        let world: Scope?
-
-        /// The scope's lock, one of the stripes that its address picks.
-        ///
-        /// Shared, so that a scope, which a server makes for every request, costs no lock of its own. Scopes' locks are
-        /// never held two at once, so sharing one costs at most a wait, never a deadlock. Assigned only in `init`.
-        private(set) nonisolated(unsafe) var lock: PlainLock
-
-        /// A level, or with a policy or a world, a root.
-        init(root: Bool = false, testPolicy: TestPolicy? = nil, world: Scope? = nil) {
-            self.testPolicy = testPolicy
-            self.world = world
-            if root { state.root = Root() }
-            lock = PlainLock.stripes
-            lock = .stripe(for: self)
-        }
-
-        /// Runs `body` with the state, holding the lock.
-        @inline(__always)
-        func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&state)
-        }
-
-        /// The box of a key's override in this scope, looked up holding the lock.
-        ///
-        /// It returns the box rather than the value because an optional of a generic value type would cost every read a
-        /// lookup of that optional's type metadata.
-        @inline(__always)
-        func box(for id: ObjectIdentifier) -> AnyBox? {
-            withState { $0.overrides[id] }
-        }
-
-        /// The one rule for leaving a level out of a lookup being made: it has finished running and kept nothing, so
-        /// it can add nothing to a read.
-        var addsNothing: Bool {
-            withState { state in
-                guard case .ended = state.phase else { return false }
-                return state.overrides.isEmpty
-            }
-        }
-
-        /// Whether the scope runs and something has been written (or reset) in the run.
-        var runHasWritten: Bool {
-            withState { state in
-                guard case .running = state.phase else { return false }
-                return state.kept != nil
-            }
-        }
-
-        /// Overrides a key unless the scope has ended having kept nothing (`addsNothing`), checked and written under
-        /// one lock; says whether it wrote, and puts what the write replaced in `replaced`.
-        @inline(__always)
-        func writeUnlessLeftOut(_ box: AnyBox, for id: ObjectIdentifier, replaced: inout AnyBox?) -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            switch state.phase {
-            case .ended where state.overrides.isEmpty: return false
-            case .running where state.kept == nil: state.kept = state.overrides
-            default: break
-            }
-            replaced = state.overrides.updateValue(box, forKey: id)
-            return true
-        }
-
-        /// Drops the overrides (while the scope runs, those the reads see), a root's cache, and the global store's
-        /// threads' views of it, and returns what they held, to be released after unlocking.
-        ///
-        /// Builds in progress are dropped too: their builders still return what they build to their callers, but do not
-        /// store it, so the next read after a reset builds again.
-        func takeAll() -> [AnyBox] {
-            withState { state in
-                if case .running = state.phase, state.kept == nil { state.kept = state.overrides }
-                var taken =
-                    state.overrides.boxes + (state.root?.threads.values.flatMap { $0.removeViewEntries() } ?? [])
-                state.overrides = Overrides()
-                for case .ready(let box, _)? in state.root?.cache.values ?? [:].values { taken.append(box) }
-                state.root?.cache = [:]
-                state.root?.unreported = []
-                // Threads waiting for a build that the reset dropped build it again.
-                lock.broadcast()
-                return taken
-            }
-        }
-
-        /// Opens a scope on the lookup new things are made with now; fresh, with a root of its own.
-        @usableFromInline
-        static func opened(fresh: Bool) -> Opened {
-            let around = Store.lookupToOpen()
-            guard fresh else { return Opened(lookup: Lookup(Scope(), on: around), around: around) }
-            // A fresh scope inside a test is still in the test, and outside every test of a process that runs tests,
-            // it reads test values as the global store does.
-            return openedFresh(around?.root?.testPolicy ?? Store.processPolicy, world: around?.world)
-        }
-
-        /// Opens a fresh scope: a level of its own on a root of its own, in `world`, or in a world of its own.
-        static func openedFresh(_ testPolicy: TestPolicy?, world: Scope?) -> Opened {
-            let root = Scope(root: true, testPolicy: testPolicy, world: world)
-            let lookup = Lookup(level: Scope(), rest: nil, root: root)
-            root.withState { $0.root!.own = lookup }
-            return Opened(lookup: lookup, around: Lookup(level: nil, rest: nil, root: root))
-        }
-
-        /// Opens a scope on a captured lookup, seen from where it is opened.
-        static func opened(on captured: Lookup?) -> Opened {
-            let around = Store.lookupToOpen()
-            return Opened(lookup: Lookup(Scope(), on: Lookup.made(around, captured)), around: around)
-        }
-
-        /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
-        static func opened(forTest policy: TestPolicy) -> Opened {
-            if let outer = Store.lookupToOpen()?.root?.testPolicy, !outer.isProcessPolicy {
-                return opened(fresh: false)
-            }
-            return openedFresh(policy, world: nil)
-        }
-    }
     @usableFromInline
     typealias AnyBox = any AnyObject & Sendable
-
-    /// A scope's overrides, each a `Box` of its key's value type.
-    ///
-    /// Most scopes override one or two keys, a server's per-request scope among them, so up to two are kept in line,
-    /// which costs such a scope no allocation and a read no hashing; past that, they move to a dictionary.
-    struct Overrides: Sendable {
-        private var storage = Storage.none
-
-        private enum Storage: Sendable {
-            case none
-            case one(ObjectIdentifier, AnyBox)
-            case two(ObjectIdentifier, AnyBox, ObjectIdentifier, AnyBox)
-            case table([ObjectIdentifier: AnyBox])
-        }
-
-        var isEmpty: Bool {
-            if case .none = storage { return true }
-            return false
-        }
-
-        /// Every key and its box.
-        var entries: [(id: ObjectIdentifier, box: AnyBox)] {
-            switch storage {
-            case .none: []
-            case .one(let key, let box): [(key, box)]
-            case .two(let firstKey, let first, let secondKey, let second): [(firstKey, first), (secondKey, second)]
-            case .table(let table): table.map { ($0.key, $0.value) }
-            }
-        }
-
-        /// Every box, for a reset.
-        var boxes: [AnyBox] {
-            switch storage {
-            case .none: []
-            case .one(_, let box): [box]
-            case .two(_, let first, _, let second): [first, second]
-            case .table(let table): Array(table.values)
-            }
-        }
-
-        @inline(__always)
-        subscript(id: ObjectIdentifier) -> AnyBox? {
-            switch storage {
-            case .none: nil
-            case .one(let key, let box): key == id ? box : nil
-            case .two(let firstKey, let first, let secondKey, let second):
-                firstKey == id ? first : secondKey == id ? second : nil
-            case .table(let table): table[id]
-            }
-        }
-
-        /// Sets a key's box, and returns the one it replaces.
-        mutating func updateValue(_ box: AnyBox, forKey id: ObjectIdentifier) -> AnyBox? {
-            switch storage {
-            case .none:
-                storage = .one(id, box)
-            case .one(let key, let old):
-                storage = key == id ? .one(id, box) : .two(key, old, id, box)
-                return key == id ? old : nil
-            case .two(let firstKey, let first, let secondKey, let second) where firstKey == id || secondKey == id:
-                storage = firstKey == id ? .two(id, box, secondKey, second) : .two(firstKey, first, id, box)
-                return firstKey == id ? first : second
-            case .two(let firstKey, let first, let secondKey, let second):
-                storage = .table([firstKey: first, secondKey: second, id: box])
-            case .table(var table):
-                // Emptied first, so that `table` holds the dictionary's only reference and changing it copies nothing.
-                storage = .none
-                defer { storage = .table(table) }
-                return table.updateValue(box, forKey: id)
-            }
-            return nil
-        }
-    }
 
     /// A value in the store, boxed so that one dictionary can hold values of every type.
     @usableFromInline
@@ -1705,1318 +1041,960 @@ nonisolated extension InjectedValues {
     /// The value in a box that the store made for a key whose value type is `Value`.
     ///
     /// The store files every box under its key's `ObjectIdentifier` and makes it from a value of that key's `Value`
-    /// type, so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check that `as!` would
-    /// make.
-    private static func unbox<Value: Sendable>(_ box: AnyBox, as type: Value.Type) -> Value {
+    /// type, so the box found under a key is always a `Box<Value>`; `unsafeDowncast` skips the check `as!` would make.
+    @inline(__always)
+    static func unbox<Value: Sendable>(_ box: AnyBox, as type: Value.Type) -> Value {
         unsafeDowncast(box, to: Box<Value>.self).value
     }
 
-    /// The state of a `.cached` key in a root's cache.
-    enum CacheEntry: Sendable {
-        /// A thread is evaluating the key's `currentValue`; readers wait for it.
-        case building(BuildTicket)
-        /// The value, a `Box` of the key's value type, and whether it was built from what the run of a fresh scope's
-        /// own level wrote, which the run's end drops.
-        case ready(AnyBox, fromRun: Bool)
-    }
+    /// A scope's overrides: a value, which a write replaces with a copy.
+    ///
+    /// Most scopes override one key, a server's request scope among them, so one is kept in line, without hashing.
+    struct Frame: Sendable {
+        private var firstID: ObjectIdentifier?
+        private var first: AnyBox?
+        private var table: [ObjectIdentifier: AnyBox]?
 
-    /// The global store and the operations on every scope.
-    @usableFromInline
-    enum Store {
-        /// The global store's root: overrides made while no scope is active, and the process-wide cache of `.cached`
-        /// values.
-        static let global = Scope(root: true)
+        var isEmpty: Bool { first == nil && table == nil }
 
-        /// The lock of the wait graph.
-        ///
-        /// It guards every `BuildTicket`'s `finished`, and every `ThreadState`'s `waitingFor` and `waitingKeys`. Taken
-        /// last, after a root's lock.
-        static let waits = Lock()
+        var boxes: [AnyBox] { (first.map { [$0] } ?? []) + (table.map { Array($0.values) } ?? []) }
 
-        /// The article-style variables' first reads and writers.
-        static let variables = Variables()
-
-        /// The policy of reads made outside every test, set when the process begins its first test; `nil` in a process
-        /// that runs no tests.
-        private static let processPolicyLock = Lock<TestPolicy?>(nil)
-
-        /// The strict tests running now, in the order they began.
-        static let strictTests = Lock<[TestPolicy]>([])
-
-        /// The policy of reads made outside every test in a process that runs tests, or `nil`.
-        static var processPolicy: TestPolicy? {
-            processPolicyLock.withLock { $0 }
+        @inline(__always)
+        subscript(id: ObjectIdentifier) -> AnyBox? {
+            if let table { return table[id] }
+            return firstID == id ? first : nil
         }
 
-        /// Makes the process one that runs tests, on its first test: from then on, reads outside every test's scope
-        /// get test values, and are reported while strict tests run.
-        static func beginTestProcess() {
-            guard processPolicyLock.withLock({ $0 == nil }) else { return }
-            let dropped: [AnyBox] = global.withState { state in
-                let policy = TestPolicy(strict: true, report: nil)
-                guard
-                    processPolicyLock.withLock({ current in
-                        guard current == nil else { return false }
-                        current = policy
-                        return true
-                    })
-                else { return [] }
-                // Views answer reads of `.uncached` keys without asking the global store, which now has to decide.
-                return state.root!.threads.values.flatMap { $0.removeViewEntries() }
+        /// Overrides a key, and returns what it replaced.
+        @discardableResult
+        mutating func set(_ id: ObjectIdentifier, _ box: AnyBox) -> AnyBox? {
+            if table == nil, first == nil || firstID == id {
+                defer { (firstID, first) = (id, box) }
+                return first
+            }
+            if let firstID, let first { (table, self.firstID, self.first) = ([firstID: first], nil, nil) }
+            return table!.updateValue(box, forKey: id)
+        }
+
+        /// This frame with `inner`'s overrides on top: two dead levels made one.
+        func under(_ inner: Frame) -> Frame {
+            var merged = self
+            if let id = inner.firstID, let box = inner.first { merged.set(id, box) }
+            for (id, box) in inner.table ?? [:] { merged.set(id, box) }
+            return merged
+        }
+    }
+
+    /// A scope's overrides behind a lock, one of 256 shared stripes, so that a scope costs no lock to make.
+    typealias Cell = Lock<CellState>
+
+    /// What a cell's lock guards.
+    struct CellState {
+        var frame = Frame()
+        /// Whether the scope has ended, which emptied the cell.
+        var ended = false
+        /// Counts the writes, so that a snapshot can tell whether the frame it froze is still the live one.
+        var version: UInt = 0
+        /// The snapshot that what is made in the scope now remembers, while it is current.
+        var kept: Snapshot?
+    }
+
+    /// A scope, which only the task-local binding holds, while its operation and the tasks started in it run; or a
+    /// view of one (or of a root), which an update closure or a `.cached` build binds.
+    @usableFromInline
+    final class Scope: Sendable {
+        /// The scope's overrides, or the cell a view shows (`nil` for a build with no fresh scope of its own).
+        let cell: Cell?
+        /// What the scope was opened on: `nil` for a fresh scope, or one opened on its root alone.
+        let base: Snapshot?
+        /// The scope's root, which it keeps alive; `nil` for a view.
+        let root: Root?
+        /// A view's root, weakly, as a snapshot holds it: `nil` for the global store, or once a fresh root has ended.
+        weak let viewed: Root?
+
+        init(base: Snapshot?, root: Root) {
+            (cell, self.base, self.root, viewed) = (Cell(CellState(), striped: true), base, root, nil)
+        }
+
+        init(viewOf cell: Cell?, base: Snapshot?, root: Root) {
+            (self.cell, self.base, self.root, viewed) = (cell, base, nil, root === Store.global ? nil : root)
+        }
+
+        /// The scope's end, when its last binding does: its cell is emptied, and what it held released.
+        deinit {
+            guard root != nil, let cell else { return }
+            let dropped = cell.withLock { state in
+                defer { (state.frame, state.ended, state.kept) = (Frame(), true, nil) }
+                return (state.frame, state.kept)
             }
             withExtendedLifetime(dropped) {}
         }
 
-        /// Runs `body` as a test with `policy`, counting it among the strict tests running if it is strict.
-        static func runningTest<R>(_ policy: TestPolicy, _ body: () throws -> R) rethrows -> R {
-            beginTest(policy)
-            defer { endTest(policy) }
-            return try body()
+        /// What is made in the scope now remembers: made once, and again after a write to one of its levels, so
+        /// that the objects a request makes share one.
+        func snapshot() -> Snapshot? {
+            guard let cell, let root, base?.isClean ?? true else { return Snapshot.make(Reader(self), lent: nil) }
+            if let kept = cell.withLock({ $0.kept }), kept.isClean { return kept }
+            let made = Snapshot(cell, next: base, root: root)
+            cell.withLock { $0.kept = made }
+            return made
+        }
+    }
+
+    /// What remembers a scope: its innermost level and the levels after it, a persistent list whose tails snapshots
+    /// share.
+    ///
+    /// A level holds a cell, and the frame the cell had when the level was made, which reads use once the scope has
+    /// ended; a dead level holds the merged frames of scopes that had ended.
+    @usableFromInline
+    final class Snapshot: Sendable {
+        let cell: Cell?
+        let frozen: Frame
+        /// The cell's version when it was frozen; `nil` for a dead level.
+        let version: UInt?
+        let next: Snapshot?
+        /// The root reads end at, weakly, unless it is the global store: `nil` once a fresh root has ended.
+        weak let root: Root?
+        let isGlobal: Bool
+        /// The test whose world the snapshot is in: `nil` for the process's, or once that test has ended.
+        weak let world: TestPolicy?
+
+        init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root) {
+            (self.cell, self.frozen, self.version, self.next) = (cell, frozen, version, next)
+            (isGlobal, self.root, world) = (root === Store.global, root === Store.global ? nil : root, root.world)
         }
 
-        /// Runs the asynchronous `body` as a test with `policy`, like `runningTest(_:_:)`.
-        static func runningTest<R>(
-            _ policy: TestPolicy,
-            isolation: isolated (any Swift.Actor)? = #isolation,
-            _ body: () async throws -> R
-        ) async rethrows -> R {
-            beginTest(policy)
-            defer { endTest(policy) }
-            return try await body()
+        /// A level of `cell` as it is now.
+        convenience init(_ cell: Cell, next: Snapshot?, root: Root) {
+            let (frame, version, ended) = cell.withLock { ($0.frame, $0.version, $0.ended) }
+            self.init(ended ? nil : cell, frame, ended ? nil : version, next: next, root: root)
         }
 
-        private static func beginTest(_ policy: TestPolicy) {
-            beginTestProcess()
-            if policy.strict { strictTests.withLock { $0.append(policy) } }
+        var endsAt: Root? { isGlobal ? Store.global : root }
+
+        var levels: UnfoldSequence<Snapshot, (Snapshot?, Bool)> { sequence(first: self, next: \.next) }
+
+        /// The override of a key in a level: in the live frame while the scope runs, in the frozen one after.
+        @inline(__always)
+        static func box(for id: ObjectIdentifier, in cell: Cell?, _ frozen: Frame) -> AnyBox? {
+            if let (ended, box) = cell?.withLock({ ($0.ended, $0.frame[id]) }), !ended { return box }
+            return frozen[id]
         }
 
-        private static func endTest(_ policy: TestPolicy) {
-            if policy.strict {
-                strictTests.withLock { tests in _ = tests.remove(at: tests.lastIndex { $0 === policy }!) }
+        /// Whether every level still shows what its cell holds, and no dead level follows another: a tail a new
+        /// snapshot can share as it is.
+        var isClean: Bool {
+            var afterDead = false
+            for level in levels {
+                if let version = level.version {
+                    guard level.cell?.withLock({ $0.ended ? nil : $0.version }) == version else { return false }
+                } else if afterDead {
+                    return false
+                }
+                afterDead = level.version == nil
             }
+            return true
         }
 
-        // MARK: Where an operation looks
-
-        /// What an operation on the current thread is for, which decides the lookup it uses.
-        enum Purpose {
-            case read, make, write
+        /// The innermost cell whose scope still runs, where a write through the snapshot goes.
+        var liveCell: Cell? {
+            levels.lazy.compactMap(\.cell).first { cell in cell.withLock { !$0.ended } }
         }
 
-        /// The one place that decides where an operation on this thread reads, makes things and writes, from the
-        /// task-local binding and the thread's context.
+        func has(_ cell: Cell) -> Bool { levels.contains { $0.cell === cell } }
+
+        /// What a read from `reader`, through `lent`, walks, as a snapshot: live levels frozen now, dead ones merged,
+        /// empty ones dropped, and a clean tail shared; `nil` when that is the global store alone.
+        static func make(_ reader: Reader, lent: Snapshot?) -> Snapshot? {
+            let root = reader.root(lent)
+            let empty = root === Store.global ? nil : Snapshot(nil, Frame(), nil, next: nil, root: root)
+            if !reader.counts(lent), reader.base?.isClean ?? true {
+                // The common cases: a scope's own level on its clean base, or what a view shows.
+                return reader.cell.map { Snapshot($0, next: reader.base, root: root) } ?? reader.base ?? empty
+            }
+            var levels: [(cell: Cell?, frame: Frame, version: UInt?)] = []
+            reader.walk(lent) { cell, frozen in
+                let (live, version) = cell?.withLock { ($0.ended ? nil : $0.frame, $0.version) } ?? (nil, 0)
+                if let live {
+                    levels.append((cell, live, version))
+                } else if let last = levels.last, last.cell == nil {
+                    levels[levels.count - 1].frame = frozen.under(last.frame)
+                } else if !frozen.isEmpty {
+                    levels.append((nil, frozen, nil))
+                }
+                return false
+            }
+            return levels.reversed().reduce(nil) { Snapshot($1.cell, $1.frame, $1.version, next: $0, root: root) }
+                ?? empty
+        }
+    }
+
+    /// Where a read starts: the innermost scope's cell, the levels after it, and the root.
+    struct Reader {
+        let cell: Cell?
+        let base: Snapshot?
+        let root: Root
+
+        init(_ scope: Scope?) {
+            (cell, base) = (scope?.cell, scope?.base)
+            root = scope?.root ?? scope?.viewed ?? Store.global
+        }
+
+        init(snapshot: Snapshot) {
+            (cell, base, root) = (nil, snapshot, snapshot.endsAt ?? Store.global)
+        }
+
+        /// Visits the levels a read walks, each a cell (`nil` for a dead level) and its frozen frame, until `visit`
+        /// returns `true`: the reader's own until one that `lent` has too, then `lent`'s.
         ///
-        /// - Reads look through the context's `base`, or else the binding's lookup (`bound`), and then through the
-        ///   lookup a property lends them, after the levels of the first it does not have (`Lookup.ordered`).
-        /// - New properties, captures and scopes are made with the context's `made` (in an update closure, the scope
-        ///   around; in a `.cached` default or an article-style initializer, none), or else where reads look, and with
-        ///   the lent lookup made into one with it (`Lookup.made`).
-        /// - Writes go to the first level of the context's `writes`, or else of the binding's lookup; outside any scope, a
-        ///   property's own setter writes to the property's lookup. A `nil` lookup is the global store.
-        @inline(__always)
-        static func lookup(
-            for purpose: Purpose,
-            in context: Context,
-            bound: @autoclosure () -> Lookup?
-        ) -> Lookup? {
-            switch purpose {
-            case .read: return context.setsBase ? context.base : bound()
-            case .make: return context.setsMade ? context.made : lookup(for: .read, in: context, bound: bound())
-            case .write:
-                let writes = context.setsBase ? context.base : bound()
-                return writes == nil && context.lendsWrites ? context.lent : writes
+        /// A `lent` from another world counts only where the reader has no scope. The one place that says in what order
+        /// a read looks.
+        func walk(_ lent: Snapshot?, _ visit: (Cell?, Frame) -> Bool) {
+            let lent = counts(lent) ? lent : nil
+            if let cell {
+                if lent?.has(cell) == true { return Reader.walk(lent, visit) }
+                if visit(cell, Frame()) { return }
+            }
+            var node = base
+            while let level = node, !(level.cell.map { lent?.has($0) == true } ?? false) {
+                if visit(level.cell, level.frozen) { return }
+                node = level.next
+            }
+            Reader.walk(lent, visit)
+        }
+
+        private static func walk(_ list: Snapshot?, _ visit: (Cell?, Frame) -> Bool) {
+            var node = list
+            while let level = node, !visit(level.cell, level.frozen) { node = level.next }
+        }
+
+        /// The override of a key in the levels a read walks.
+        func box(for id: ObjectIdentifier, lent: Snapshot?) -> AnyBox? {
+            var found: AnyBox?
+            walk(lent) { cell, frozen in
+                found = Snapshot.box(for: id, in: cell, frozen)
+                return found != nil
+            }
+            return found
+        }
+
+        /// Whether a remembered snapshot counts: where the reader has no scope, or in the same world.
+        func counts(_ lent: Snapshot?) -> Bool {
+            guard let lent else { return false }
+            return (cell == nil && base == nil) || root.world === lent.world
+        }
+
+        /// The root a read ends at: the remembered one while it exists, else the reader's.
+        func root(_ lent: Snapshot?) -> Root {
+            counts(lent) ? lent!.endsAt ?? root : root
+        }
+    }
+
+    /// The end of every lookup: the global store, or a fresh scope's root.
+    ///
+    /// It keeps the `.cached` values.
+    final class Root: Sendable {
+        /// The policy for keys nothing overrides, in a test's root and the fresh roots opened in it.
+        let testPolicy: TestPolicy?
+        let lock = Lock(RootState())
+
+        init(testPolicy: TestPolicy?) {
+            self.testPolicy = testPolicy
+        }
+
+        /// The test whose world this root is in, or `nil` for the process's.
+        var world: TestPolicy? { testPolicy?.isProcessPolicy == false ? testPolicy : nil }
+
+        /// The policy reads of `K`'s default follow: the root's, or for the global store, the process's.
+        func policy<K: ReadOnlyInjectionKey>(for key: K.Type) -> TestPolicy? {
+            testPolicy ?? (self === Store.global && !K.currentValueIsVariable ? Store.processPolicy : nil)
+        }
+
+        /// Overrides a key in the root, and empties every thread's view of the global store.
+        func set(_ id: ObjectIdentifier, _ box: AnyBox) {
+            let dropped = lock.withLock { [$0.overrides.set(id, box)] + $0.dropViews() }
+            withExtendedLifetime(dropped) {}
+        }
+
+        /// Drops every override and cached value; builds in progress finish, but are not stored.
+        func clear() {
+            let dropped = lock.withLock { state in
+                defer { (state.overrides, state.cache, state.building) = (Frame(), [:], [:]) }
+                lock.broadcast()
+                return state.overrides.boxes + state.cache.values + state.dropViews()
+            }
+            withExtendedLifetime(dropped) {}
+        }
+    }
+
+    /// What a root's lock guards.
+    struct RootState {
+        var overrides = Frame()
+        /// The `.cached` values built, and the builds in progress.
+        var cache: [ObjectIdentifier: AnyBox] = [:]
+        var building: [ObjectIdentifier: BuildTicket] = [:]
+        /// A fresh scope's own cell, whose overrides its builds read (emptied when that scope ends).
+        var owner: Cell?
+        /// The global store's: every thread's record, whose views its writes empty, by the record's address.
+        var threads: [UInt: ThreadState] = [:]
+
+        /// Empties every thread's view of the global store; returns what they held, to release after unlocking.
+        func dropViews() -> [AnyBox] {
+            threads.values.flatMap { thread in
+                thread.view.withLock { view in
+                    defer { view = ThreadState.View() }
+                    return Array(view.entries.values)
+                }
             }
         }
+    }
 
-        /// The lookup that a scope opened now is opened on: where reads look, in a `.cached` default or an article-style
-        /// initializer, and else the lookup that what is made now keeps.
-        @inline(__always)
-        static func lookupToOpen() -> Lookup? {
-            let context = ThreadState.currentContext
-            return context.opensOnBase ? context.base : lookupToKeep(in: context)
+    /// What the task-local holds: the innermost scope, or a view.
+    ///
+    /// A struct rather than an optional, because copying a task-local optional out looks up the optional's type
+    /// metadata on every read.
+    @usableFromInline
+    struct Binding: Sendable {
+        let scope: Scope?
+
+        @usableFromInline
+        init(scope: Scope?) {
+            self.scope = scope
+        }
+    }
+
+    /// Where a write goes.
+    enum Target {
+        case cell(Cell)
+        case root(Root)
+        case dropped
+    }
+
+    /// The global store, and the operations every entry point starts from.
+    @usableFromInline
+    enum Store {
+        /// The task-local binding.
+        ///
+        /// Declared without the `@TaskLocal` macro, whose generated storage a module whose default isolation is the
+        /// main actor would isolate to it.
+        @usableFromInline
+        static let binding = Swift.TaskLocal(wrappedValue: Binding(scope: nil))
+
+        /// The global store's root: overrides made outside every scope, and the process-wide `.cached` values.
+        static let global = Root(testPolicy: nil)
+
+        /// The wait graph: which thread waits for which build, and which builds are unfinished.
+        static let waits = Lock(WaitGraph())
+
+        /// The article variables' mutex, which a thread holds while it reads or assigns one through the store.
+        static let variableLock = Lock(())
+
+        /// Which variables have been read, which first reads are in progress, and what global writes replaced.
+        static let variables = Lock(Variables())
+
+        /// The cells' locks: 256 stripes, never destroyed.
+        static let stripes = (0..<256).map { _ in Lock(()) }
+
+        /// The policy of reads made outside every test, set by the first test; and the strict tests running now.
+        static let tests = Lock((process: TestPolicy?.none, strict: [TestPolicy]()))
+
+        static var processPolicy: TestPolicy? { tests.withLock { $0.process } }
+
+        // MARK: The one decision
+
+        /// Where an operation on this thread reads and writes, and what it makes remembers: the binding, and the
+        /// snapshot a property lends to its access.
+        static func place() -> (reader: Reader, lent: Snapshot?) {
+            (Reader(binding.get().scope), ThreadState.current.own.context.lent)
         }
 
-        /// The lookup that a property, a capture or a scope made now keeps.
-        @inline(__always)
-        static func lookupToKeep() -> Lookup? {
-            lookupToKeep(in: ThreadState.currentContext)
+        /// Where a write goes: the innermost scope; with none, the innermost running scope of what a property lends
+        /// or a view shows, else its root; with nothing remembered, the global store.
+        static func target(_ reader: Reader, _ lent: Snapshot?) -> (cell: Cell?, root: Root?) {
+            if let cell = reader.cell { return (cell, nil) }
+            guard let remembered = lent ?? reader.base else { return (nil, global) }
+            return (remembered.liveCell, remembered.endsAt)
         }
 
-        /// `lookupToKeep()`, in `context`, the current thread's.
-        static func lookupToKeep(in context: Context) -> Lookup? {
-            let run = Scope.binding.get().run
-            // In line, the common case: a property made in the running scope, which holds the binding's lookup.
-            if context.makesAsBound, let run, run.lookup.rest?.keepsEveryLevel(running: nil) ?? true {
-                return run.lookup
+        /// The snapshot that a property, a capture or a scope made now remembers.
+        static func snapshotToKeep() -> Snapshot? {
+            let (scope, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
+            if lent == nil { return scope?.cell == nil ? scope?.base : scope!.snapshot() }
+            return Snapshot.make(Reader(scope), lent: lent)
+        }
+
+        // MARK: Scopes
+
+        /// Opens a scope where scopes are opened now: on a captured snapshot, if any; fresh, with a root of its own.
+        @usableFromInline
+        static func open(fresh: Bool = false, on captured: Snapshot? = nil, policy: TestPolicy? = nil) -> Scope {
+            let (reader, lent) = place()
+            guard fresh else {
+                let base = captured == nil ? snapshotToKeep() : Snapshot.make(reader, lent: captured)
+                return Scope(base: base, root: reader.root(captured ?? lent))
             }
-            return Lookup.made(lookup(for: .make, in: context, bound: run?.lookup), context.lent, running: run?.scope)
+            // A fresh scope inside a test is still in the test; outside every test of a process that runs tests, it
+            // reads test values as the global store does.
+            let scope = Scope(base: nil, root: Root(testPolicy: policy ?? reader.root.testPolicy ?? processPolicy))
+            scope.root!.lock.withLock { $0.owner = scope.cell }
+            return scope
+        }
+
+        /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
+        ///
+        /// The first test makes the process one that runs tests: from then on, reads outside every test get test
+        /// values.
+        static func openTest(_ policy: TestPolicy) -> Scope {
+            let views = global.lock.withLock { state in
+                tests.withLock { $0.process = $0.process ?? TestPolicy(strict: true, report: nil) }
+                return state.dropViews()  // They answer `.uncached` reads without the policy there now is.
+            }
+            withExtendedLifetime(views) {}
+            return place().reader.root.world == nil ? open(fresh: true, policy: policy) : open()
+        }
+
+        /// Counts a test among the strict tests running, if it is strict, until `endTest`.
+        static func beginTest(_ policy: TestPolicy) {
+            if policy.strict { tests.withLock { $0.strict.append(policy) } }
+        }
+
+        static func endTest(_ policy: TestPolicy) {
+            if policy.strict { tests.withLock { _ = $0.strict.remove(at: $0.strict.lastIndex { $0 === policy }!) } }
+        }
+
+        /// Runs `body` with `snapshot` lent to the reads and the write it makes: a property's access.
+        @inline(__always)
+        static func lending<T>(_ snapshot: Snapshot, _ body: () throws -> T) rethrows -> T {
+            let thread = ThreadState.current
+            guard let outer = thread.own.context.lent else {
+                thread.own.context.lent = snapshot
+                defer { thread.own.context.lent = nil }
+                return try body()
+            }
+            // A read through a property inside another's, as in a factory default: the outer one's levels first.
+            let both = Snapshot.make(Reader(snapshot: outer), lent: snapshot) ?? snapshot
+            thread.own.context.lent = both
+            defer { thread.own.context.lent = outer }
+            return try withExtendedLifetime(both) { try body() }
         }
 
         // MARK: Reads
 
-        /// Reads a key where `lookup(for:in:bound:)` says.
-        ///
-        /// Only where the read evaluates the default does it ask whether the key is an `InjectionKey`, whose
-        /// `currentValue` the store reads holding the thread's variable lock.
+        /// Reads a key where `place()` says.
         static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
-            // The thread's state is looked up once, and retained only where the read reaches the global store. Of its
-            // context, the common reads need only the flags and the lent lookup's identity; the others read it whole.
-            let state = ThreadState.existing
-            let (inLine, lent) = ThreadState.readsInLine(state)
-            guard inLine else { return value(for: key, bound: nil) }
-            guard let run = Scope.binding.get().run else {
-                guard lent != nil, let state else {
-                    return globalValue(for: key, on: state?.takeUnretainedValue() ?? ThreadState.current)
-                }
-                // A property made in a scope, read outside any: its lookup alone, and its first level in line.
-                if let box = state.takeUnretainedValue().lent?.firstBox(for: ObjectIdentifier(key)) {
+            let thread = ThreadState.current
+            guard thread.own.context.lent == nil, thread.own.context.pending == nil else {
+                return value(for: key, on: thread)
+            }
+            guard let scope = binding.get().scope else { return globalValue(for: key, on: thread) }
+            // The common scoped read, an override in the innermost scope, in line.
+            if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
+                return unbox(box, as: K.Value.self)
+            }
+            return read(key, Reader(scope), lent: nil)
+        }
+
+        /// Reads a key through a property, or in a write through a key path.
+        @inline(never)
+        private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+            if let pending = thread.own.context.pending, pending.type == K.Value.self {
+                // The getter of a write through a key path, which Swift calls before the setter: for a key of the
+                // written value's type, the value being written, so that no live default is built to be replaced.
+                return pending.value as! K.Value
+            }
+            let (id, bound, lent) = (ObjectIdentifier(key), binding.get().scope, thread.own.context.lent)
+            if let lent {
+                // Through a property read in the scope it was made in, or outside every scope: its first level.
+                let cell = lent.cell
+                if let cell, cell === bound?.cell, let box = cell.withLock({ $0.frame[id] }) {
                     return unbox(box, as: K.Value.self)
                 }
-                return value(for: key, bound: nil)
-            }
-            // A property made in the running scope lends the binding's own lookup, which is no lookup of its own.
-            if lent != nil, lent != run.id { return value(for: key, bound: run.lookup) }
-            // The common scoped read, an override in the running scope, in line. The box is immutable and retained, so
-            // its value is copied out after unlocking.
-            if let box = run.box(for: ObjectIdentifier(key)) { return unbox(box, as: K.Value.self) }
-            return value(for: key, in: run.lookup.rest, lent: nil, root: run.lookup.root, on: ThreadState.current)
-        }
-
-        /// Reads a key in a context that lends a lookup, sets one, or is the read half of a write through a key path;
-        /// `bound` is the binding's lookup, when the caller has it.
-        @inline(never)
-        private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, bound: Lookup?) -> K.Value {
-            let thread = ThreadState.current
-            let context = thread.context
-            guard context.readHalf else {
-                let (first, second) = Lookup.ordered(lookup(for: .read, in: context, bound: bound), context.lent)
-                return value(for: key, in: first, lent: second, root: (second ?? first)?.root, on: thread)
-            }
-            // The reads a write through a key path makes before its first write through the store are the accessor's
-            // getter, which Swift calls before the setter: they, and all they evaluate, are quiet. The first write ends
-            // them (`endReadHalf()`); reads that the setter makes after it are its own.
-            var quiet = context
-            (quiet.readHalf, quiet.quiet) = (false, true)
-            return thread.with(quiet) { value(for: key) }
-        }
-
-        /// Reads a key through `first`'s levels, until one of them is in `second`, then through `second`'s, and last
-        /// from `root`.
-        ///
-        /// It walks in a loop, so that no length of lookup costs stack, and retains no scope on the way.
-        private static func value<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            in first: Lookup?,
-            lent second: Lookup?,
-            root: Scope?,
-            on thread: ThreadState
-        ) -> K.Value {
-            let id = ObjectIdentifier(key)
-            var node = first
-            var next = second
-            while true {
-                if let current = node, let level = current.level {
-                    if let lent = next, lent.contains(level) {
-                        (node, next) = (lent, nil)
-                        continue
-                    }
-                    if let box = level.box(for: id) { return unbox(box, as: K.Value.self) }
-                    node = current.rest
-                } else if let lent = next {
-                    (node, next) = (lent, nil)
-                } else {
-                    guard let root else { return globalValue(for: key, on: thread) }
-                    return rootValue(for: key, in: root, on: thread)
+                if bound == nil, let box = Snapshot.box(for: id, in: cell, lent.frozen) {
+                    return unbox(box, as: K.Value.self)
                 }
             }
+            return read(key, Reader(bound), lent: lent)
+        }
+
+        /// Reads a key through the levels a read walks, then from the root.
+        private static func read<K: ReadOnlyInjectionKey>(_ key: K.Type, _ reader: Reader, lent: Snapshot?) -> K.Value {
+            if let found = reader.box(for: ObjectIdentifier(key), lent: lent) { return unbox(found, as: K.Value.self) }
+            let root = reader.root(lent)
+            return root === global ? globalValue(for: key, on: .current) : rootValue(for: key, in: root)
         }
 
         /// Reads a key from the global store, through the thread's view of it.
-        private static func globalValue<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            on thread: ThreadState
-        ) -> K.Value {
-            switch thread.viewEntry(for: ObjectIdentifier(key), lifetime: K.lifetime) {
-            case .value(let box)?: unbox(box, as: K.Value.self)
-            case .evaluate?: thread.evaluate(key)
-            case nil: rootValue(for: key, in: global, on: thread)
-            }
+        private static func globalValue<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+            let (id, uncached) = (ObjectIdentifier(key), K.lifetime == .uncached)
+            let box = thread.view.withLock { $0.evaluatesUncached && uncached ? evaluate : $0.entries[id] }
+            guard let box else { return rootValue(for: key, in: global) }
+            return box === evaluate ? thread.evaluate(key) : unbox(box, as: K.Value.self)
         }
 
-        /// Reads a key from a root: its override, or else its default per its lifetime.
-        ///
-        /// It builds a `.cached` value if no thread has, or waits for the thread that is. In the global store, it also
-        /// records what it found in the thread's view. What a quiet read in a test (the read half of a write through a
-        /// key path) builds from a key with no test value is kept as unreported, so that the test's own first read of
-        /// the key reports it.
-        private static func rootValue<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            in root: Scope,
-            on thread: ThreadState
-        ) -> K.Value {
-            let id = ObjectIdentifier(key)
-            let isGlobal = root === global
-            // Read before locking: `lifetime` is the key's own code, which may read other dependencies.
-            let lifetime = K.lifetime
-            // A computed variable's getter that waits for another thread's build lets go of its variable lock while it
-            // waits, since that build may write a variable; it takes it back once it has unlocked the root.
-            var lentVariableLock = false
-            defer { if lentVariableLock { thread.retakeVariableLock() } }
-            root.lock.lock()
+        /// What a view holds for an `.uncached` key that nothing overrides, in a process that runs no tests.
+        static let evaluate = Box(0)
+
+        /// Reads a key from a root: its override, or else its default per its lifetime, which a `.cached` key builds
+        /// once: the first reader builds it, and others wait for it.
+        static func rootValue<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> K.Value {
+            let (id, thread, isGlobal, lifetime) = (
+                ObjectIdentifier(key), ThreadState.current, root === global, K.lifetime
+            )
             while true {
-                if let box = root.state.overrides[id] {
-                    let value = unbox(box, as: K.Value.self)
-                    if isGlobal { thread.addViewEntry(.value(Box(value)), for: id) }
-                    root.lock.unlock()
-                    return value
+                let (found, ticket, building) = root.lock.withLock { state -> (AnyBox?, BuildTicket?, Bool) in
+                    if let box = state.overrides[id] ?? state.cache[id] {
+                        if isGlobal { thread.remember(Box(unbox(box, as: K.Value.self)), for: id, in: state) }
+                        return (box, nil, false)
+                    }
+                    if lifetime == .uncached {
+                        if isGlobal, processPolicy == nil { thread.remember(evaluate, for: id, in: state) }
+                        return (nil, nil, false)
+                    }
+                    if let ticket = state.building[id] { return (nil, ticket, false) }
+                    state.building[id] = BuildTicket(key: key, builder: thread)
+                    return (nil, state.building[id], true)
                 }
-                if lifetime == .uncached {
-                    // In a process that runs tests, a read outside them may get a test value or be reported.
-                    if isGlobal, Store.processPolicy == nil { thread.addViewEntry(.evaluate, for: id) }
-                    root.lock.unlock()
-                    return defaultValue(for: key, in: root, on: thread)
+                if let found { return unbox(found, as: K.Value.self) }
+                guard let ticket else { return defaultValue(for: key, in: root) }
+                guard building else {
+                    thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
+                    continue
                 }
-                switch root.state.root!.cache[id] {
-                case .ready(let box, _)?:
-                    let value = unbox(box, as: K.Value.self)
-                    if !root.state.root!.unreported.isEmpty, !thread.context.quiet,
-                        root.state.root!.unreported.remove(id) != nil
-                    {
-                        // Built by a quiet read: this is the first read that reports it, and the view waits for it.
-                        root.lock.unlock()
-                        if let policy = root.testPolicy ?? (isGlobal ? processPolicy : nil) {
-                            policy.reportMissingTestValue(of: key, inUpdate: thread.context.inUpdate)
-                        }
-                        return value
-                    }
-                    if isGlobal, !root.state.root!.unreported.contains(id) {
-                        thread.addViewEntry(.value(Box(value)), for: id)
-                    }
-                    root.lock.unlock()
-                    return value
-                case .building(let ticket)?:
-                    waits.lock()
-                    if let cycle = thread.cycle(waitingFor: ticket) {
-                        waits.unlock()
-                        root.lock.unlock()
-                        dependencyCycle(cycle)
-                    }
-                    thread.beginWaiting(for: ticket)
-                    waits.unlock()
-                    if !lentVariableLock { lentVariableLock = thread.lendVariableLock() }
-                    root.lock.wait()
-                    waits.withLock { thread.endWaiting() }
-                case nil:
-                    let ticket = BuildTicket(key: key, builder: thread)
-                    root.state.root!.cache[id] = .building(ticket)
-                    root.lock.unlock()
-                    let (value, fromRun) = build(key, in: root, on: thread)
-                    root.lock.lock()
-                    waits.withLock { ticket.finish() }
+                let value = build(key, in: root)
+                ticket.finish()
+                root.lock.withLock { state in
                     root.lock.broadcast()
-                    guard case .building(let current)? = root.state.root!.cache[id], current === ticket else {
-                        // A reset dropped the build while it ran. The caller still gets the value it asked for, but the
-                        // cache stays as the reset left it.
-                        root.lock.unlock()
-                        return value
-                    }
-                    guard !fromRun || !root.state.root!.ownRunEnded else {
-                        // Built from what a run wrote, which has ended meanwhile: the value goes to its caller only.
-                        root.state.root!.cache[id] = nil
-                        root.lock.unlock()
-                        return value
-                    }
-                    root.state.root!.cache[id] = .ready(Box(value), fromRun: fromRun)
-                    if thread.context.quiet, !(key is any TestValueKey.Type),
-                        root.testPolicy ?? (isGlobal && !K.currentValueIsVariable ? processPolicy : nil) != nil
-                    {
-                        root.state.root!.unreported.insert(id)
-                        root.lock.unlock()
-                        return value
-                    }
-                // The next turn finds the value ready (or an override written meanwhile) and returns it.
+                    // A reset that dropped the build while it ran leaves the cache as it is: the caller alone gets it.
+                    guard state.building[id] === ticket else { return }
+                    (state.building[id], state.cache[id]) = (nil, Box(value))
                 }
+                return value
             }
         }
 
-        /// Evaluates a `.cached` key's default for the root that keeps it, outside every scope, and says whether it was
-        /// built from what the run of a fresh scope's own level wrote.
+        /// Evaluates a `.cached` key's default for the root that keeps it, with a view of the root bound.
         ///
-        /// It reads and writes in the root's own lookup (a fresh scope's own level, while the scope lives, and its
-        /// root), so that an override made by a nested scope is not baked into an instance every scope shares. What it
-        /// makes and captures remembers no scope, and tasks it starts are bound to none: the value is shared by every
-        /// scope of the root and outlives them, and a value in a root's cache that remembered the root, or a task that
-        /// kept it, would keep it alive. A value built while the fresh scope's run had written something may hold what
-        /// the run wrote, which may remember the scope: the root keeps it only while that run lasts.
-        private static func build<K: ReadOnlyInjectionKey>(
-            _ key: K.Type,
-            in root: Scope,
-            on thread: ThreadState
-        ) -> (value: K.Value, fromRun: Bool) {
-            let own =
-                root === global ? nil : root.withState { $0.root!.own } ?? Lookup(level: nil, rest: nil, root: root)
-            let wroteBefore = own?.level?.runHasWritten ?? false
-            let value = thread.outsideEveryScope(in: own) { defaultValue(for: key, in: root, on: thread) }
-            return (value, wroteBefore || own?.level?.runHasWritten ?? false)
+        /// It reads and writes in the root's own world (a fresh scope's own cell, while it runs, and its root), never
+        /// in a nested scope, so that no override of one is baked into an instance every scope shares; and what it
+        /// makes, captures or starts holds the root as weakly as a snapshot does.
+        private static func build<K: ReadOnlyInjectionKey>(_ key: K.Type, in root: Root) -> K.Value {
+            let view = root === global ? nil : Scope(viewOf: root.lock.withLock { $0.owner }, base: nil, root: root)
+            return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {
+                defaultValue(for: key, in: root)
+            }
         }
 
-        /// Evaluates a key's default: its `currentValue`, or in a test's root its test value, if it declares one.
+        /// Evaluates a key's default: its `currentValue`, or in a test, its test value if it declares one.
         ///
         /// A strict test reports, once per key, a key that has none, unless the read is quiet.
-        private static func defaultValue<K: ReadOnlyInjectionKey>(
-            for key: K.Type,
-            in root: Scope,
-            on thread: ThreadState
-        ) -> K.Value {
-            // An article-style key's variable is the global value itself, which writes assign, so the process's test
-            // policy leaves it alone.
-            let processPolicy = root === global && !K.currentValueIsVariable ? Store.processPolicy : nil
-            guard let policy = root.testPolicy ?? processPolicy else { return thread.evaluate(key) }
+        private static func defaultValue<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> K.Value {
+            let thread = ThreadState.current
+            guard let policy = root.policy(for: key) else { return thread.evaluate(key) }
             if let testKey = key as? any TestValueKey.Type {
-                // The opened key is `K` itself, so its test value is a `K.Value`.
-                return thread.evaluateTestValue(of: testKey) as! K.Value
+                func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
+                return testValue(testKey) as! K.Value
             }
-            if !thread.context.quiet { policy.reportMissingTestValue(of: key, inUpdate: thread.context.inUpdate) }
+            if !thread.own.context.quiet { policy.report(missing: key, inUpdate: thread.own.context.inUpdate) }
             return thread.evaluate(key)
         }
 
         // MARK: Writes
 
-        /// Overrides a key where `lookup(for:in:bound:)` says writes go; outside any scope, an `InjectionKey`'s `currentValue`
-        /// is assigned instead.
+        /// Overrides a key where `target` says; in the global store, an `InjectionKey`'s variable is assigned.
         ///
         /// `box` is a `Box` of `value`, made by the caller.
         @usableFromInline
         static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
-            let context = ThreadState.currentContext
-            guard !context.inKeyPathWrite else { return overrideInKeyPathWrite(key, with: value, in: box, context) }
-            let id = ObjectIdentifier(key)
-            var replaced: AnyBox?
-            if let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup),
-                writes.write(box, for: id, replaced: &replaced)
-            {
-                // Released here, outside the lock, because a value's deinit is user code.
+            let (id, thread, scope) = (ObjectIdentifier(key), ThreadState.current, binding.get().scope)
+            thread.own.context.pending = nil  // The first write of a write through a key path ends its read half.
+            let (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
+            if let cell {
+                let (wrote, replaced) = cell.withLock { state -> (Bool, AnyBox?) in
+                    guard !state.ended else { return (false, nil) }
+                    state.version &+= 1
+                    return (true, state.frame.set(id, box))
+                }
+                // A view's cell whose scope has ended (a task an update closure started) has no write to take.
+                if !wrote { warn(droppedWriteMessage(for: key)) }
                 withExtendedLifetime(replaced) {}
-            } else if let settable = key as? any InjectionKey.Type {
+            } else if let root, root !== global || !K.currentValueIsVariable {
+                root.set(id, box)
+            } else if root != nil {
+                let settable = key as! any InjectionKey.Type
                 assign(value, to: settable)
             } else {
-                let dropped: [AnyBox] = global.withState { state in
-                    var dropped = state.root!.threads.values.compactMap {
-                        $0.removeViewEntry(for: id, overridden: true)
-                    }
-                    if let previous = state.overrides.updateValue(box, forKey: id) { dropped.append(previous) }
-                    return dropped
-                }
-                withExtendedLifetime(dropped) {}
+                warn(droppedWriteMessage(for: key))
             }
         }
 
-        /// Overrides a key in a write through a key path: the first such write ends the read half, and the getter's
-        /// quiet read may have built the live default of the key the setter overrides, which is not kept for the rest
-        /// of the test.
-        @inline(never)
-        private static func overrideInKeyPathWrite<K: ReadOnlyInjectionKey>(
-            _ key: K.Type,
-            with value: K.Value,
-            in box: AnyBox,
-            _ context: Context
-        ) {
+        /// Runs `body`, a write of `value` through a key path, whose reads are quiet, and whose read half (Swift calls
+        /// the getter before the setter) reads `value` back for a key of its type.
+        static func writingThroughKeyPath<T>(_ value: T, _ body: () -> Void) {
             let thread = ThreadState.current
-            if context.readHalf { thread.endReadHalf() }
-            var inWrite = thread.context
-            inWrite.inKeyPathWrite = false
-            thread.with(inWrite) { override(key, with: value, in: box) }
-            let unused = dropQuietBuild(of: ObjectIdentifier(key), in: context)
-            // Released here, outside the lock, because a value's deinit is user code.
-            withExtendedLifetime(unused) {}
+            let outer = thread.own.context
+            (thread.own.context.quiet, thread.own.context.pending) = (true, Pending(value))
+            defer { thread.own.context = outer }
+            body()
         }
 
-        /// Drops, from the root a read in `context` reaches, a key's value that a quiet read built and no read has
-        /// reported, and returns it, to be released after unlocking.
-        @inline(never)
-        private static func dropQuietBuild(of id: ObjectIdentifier, in context: Context) -> AnyBox? {
-            let (first, second) = Lookup.ordered(
-                lookup(for: .read, in: context, bound: Scope.binding.get().run?.lookup),
-                context.lent
-            )
-            let root = (second ?? first)?.root ?? global
-            return root.withState { state in
-                guard state.root!.unreported.remove(id) != nil else { return nil }
-                guard case .ready(let box, _)? = state.root!.cache.removeValue(forKey: id) else { return nil }
-                return box
-            }
-        }
-
-        /// Assigns a settable key's `currentValue`, for a write made outside any scope, so that the store and the key's
-        /// own variable stay one value, as in the article.
-        ///
-        /// `value` is of the key's `Value` type; it comes in as `V` because the key's type was found at run time.
-        @inline(never)
+        /// Assigns an `InjectionKey`'s variable for a global write, holding the variables mutex, and drops what was
+        /// built from the value it replaced.
         private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
-            let value = value as! K.Value
-            let id = ObjectIdentifier(key)
-            let replaced: K.Value = variables.writing(key, on: ThreadState.current) {
-                let replaced = K.currentValue
-                variables.recordOriginal(of: key, replaced)
-                K.currentValue = value
-                return replaced
-            }
-            if K.lifetime == .cached {
-                // The cached value was built from the default this write replaced.
-                let dropped: [AnyBox] = global.withState { state in
-                    var dropped = state.root!.threads.values.compactMap {
-                        $0.removeViewEntry(for: id, overridden: false)
+            let (id, thread) = (ObjectIdentifier(key), ThreadState.current)
+            if thread.own.heldVariables == 0, !thread.own.readVariables.contains(id) { firstRead(key, on: thread) }
+            let replaced = thread.holdingVariables { () -> K.Value in
+                let old = K.currentValue
+                variables.withLock { state in
+                    guard state.originals[id] == nil else { return }
+                    state.originals[id] = {
+                        defer { K.currentValue = old }
+                        return K.currentValue
                     }
-                    if case .ready(let box, _)? = state.root!.cache.removeValue(forKey: id) { dropped.append(box) }
-                    global.lock.broadcast()
-                    return dropped
                 }
-                withExtendedLifetime(dropped) {}
+                K.currentValue = value as! K.Value
+                return old
             }
-            // Released here, outside the locks, because a value's deinit is user code.
-            withExtendedLifetime(replaced) {}
+            let dropped = global.lock.withLock { state in
+                [K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil] + state.dropViews()
+            }
+            withExtendedLifetime((replaced, dropped)) {}
         }
 
-        /// Drops every override where writes go, and the cache of the root whose own level that is.
+        /// Drops every override of the innermost scope (and of a fresh scope's root), or of the global store.
         static func reset() {
-            let dropped: [AnyBox]
-            let context = ThreadState.currentContext
-            if context.readHalf { ThreadState.current.endReadHalf() }
-            let writes = lookup(for: .write, in: context, bound: Scope.binding.get().run?.lookup)
-            if let writes, let scope = writes.scopeToReset() {
-                // A fresh scope's own level resets its root too. The root's own lookup is read out of its lock, since
-                // the reference read may be the last.
-                let own = writes.root.flatMap { root in root.withState { $0.root!.own } }
-                let root = scope !== writes.root && own?.level === scope ? writes.root : nil
-                dropped = scope.takeAll() + (root?.takeAll() ?? [])
-                withExtendedLifetime(own) {}
-            } else {
-                // A global reset first assigns back what global writes replaced in settable keys' `currentValue`.
-                let restored = variables.restoreAll(on: ThreadState.current)
+            let (reader, lent) = place()
+            let (cell, root) = target(reader, lent)
+            if let cell {
+                let dropped = cell.withLock { state in
+                    defer { (state.frame, state.version) = (Frame(), state.version &+ 1) }
+                    return state.frame
+                }
+                if reader.root.lock.withLock({ $0.owner }) === cell { reader.root.clear() }
+                withExtendedLifetime(dropped) {}
+            } else if root === global {
+                // Taken and assigned back holding the mutex, so that no global write records an original between.
+                let restored = ThreadState.current.holdingVariables {
+                    variables.withLock { state in
+                        defer { state.originals = [:] }
+                        return Array(state.originals.values)
+                    }.map { $0() }
+                }
                 withExtendedLifetime(restored) {}
-                dropped = global.takeAll()
+                global.clear()
+            } else {
+                root?.clear()
             }
-            // Released here, outside the lock, because a value's deinit is user code.
-            withExtendedLifetime(dropped) {}
+        }
+
+        // MARK: Article variables
+
+        /// Reads an `InjectionKey`'s variable holding the variables mutex.
+        static func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
+            let thread = ThreadState.current
+            guard thread.own.heldVariables == 0 else { return K.currentValue }
+            guard thread.own.readVariables.contains(ObjectIdentifier(key)) else { return firstRead(key, on: thread) }
+            return thread.holdingVariables { K.currentValue }
+        }
+
+        /// Reads a variable this thread has not read before.
+        ///
+        /// Its first read anywhere, which may run its initializer, holds no lock and runs outside every scope; other
+        /// threads wait for it in the wait graph, as for a build.
+        @inline(never)
+        @discardableResult
+        static func firstRead<K: ReadOnlyInjectionKey>(_ key: K.Type, on thread: ThreadState) -> K.Value {
+            let id = ObjectIdentifier(key)
+            while true {
+                let (ticket, reading) = variables.withLock { state -> (BuildTicket?, Bool) in
+                    if state.initialized.contains(id) { return (nil, false) }
+                    if let ticket = state.firstReads[id] { return (ticket, false) }
+                    state.firstReads[id] = BuildTicket(key: key, builder: thread, isFirstRead: true)
+                    return (state.firstReads[id], true)
+                }
+                if let ticket, !reading {
+                    // The variable's own initializer writing it closes a cycle on this thread.
+                    if ticket.builder == ObjectIdentifier(thread) { dependencyCycle(thread.cycle(closingAt: key)) }
+                    thread.wait(for: ticket, on: variables) { $0.firstReads[id] !== ticket }
+                    continue
+                }
+                guard let ticket else {
+                    thread.own.readVariables.insert(id)
+                    return thread.holdingVariables { K.currentValue }
+                }
+                let value = thread.isolated(binding: Binding(scope: nil)) { K.currentValue }
+                (_, _) = (ticket.finish(), thread.own.readVariables.insert(id))
+                variables.withLock { state in
+                    (state.firstReads[id], _) = (nil, state.initialized.insert(id))
+                    variables.broadcast()
+                }
+                return value
+            }
         }
     }
-    // MARK: - Threads and cycle tracking
 
-    /// What a thread's view of the global store holds for a key.
-    enum ViewEntry: Sendable {
-        /// The key's global override or cached value, in a `Box` of this thread's own, so that reading it writes to no
-        /// reference count another thread's reads also write to.
-        case value(AnyBox)
-        /// Nothing overrides the key globally and its lifetime is `.uncached`: evaluate its default.
-        case evaluate
-    }
+    // MARK: - Threads
 
-    /// The context of the library operation in progress on a thread, beyond the task-local binding.
+    /// What a property lends, and what kind of operation runs, on a thread: set by a synchronous entry point for its
+    /// own length, then restored.
     ///
-    /// A synchronous entry point sets it for its own length and restores it; an operation nested in another starts from
-    /// a context of its own, keeping only `quiet` (see `ThreadState.evaluating(_:_:)` and `Scope.Opened`), so that
-    /// nothing set for one operation reaches another.
-    struct Context: Sendable {
-        // `unowned(unsafe)`: whoever sets a context holds these lookups strongly for the whole time it is set, and
-        // restores the previous context before letting go of them. Strong references would make every read through a
-        // property write to the reference count of a lookup that other threads read through too.
-        unowned(unsafe) var base: Lookup?, made: Lookup?, lent: Lookup?
-        /// `lent`'s identity, which compares without retaining it; set with it, by `lend(_:)`.
-        var lentID: ObjectIdentifier?
-        /// The flags below, one bit each, kept in one word so that copying a context copies no more than it needs.
-        private var flags: UInt16 = 0
+    /// An operation, a `.cached` build and a variable's initializer start from a context of their own, keeping only
+    /// `quiet`, so nothing set for one operation reaches a nested one.
+    struct Context {
+        /// The snapshot a property lends to the reads and the write its access makes.
+        ///
+        /// `unowned(unsafe)`: `Store.lending` sets it, for the length of a call, to a snapshot that the property (or a
+        /// local) holds strongly for that whole call, and restores the previous value before either lets go; a strong
+        /// reference would make every read through a shared object write to one reference count from every thread.
+        unowned(unsafe) var lent: Snapshot?
+        /// In a write through a key path, until its first write: the value written.
+        var pending: Pending?
+        /// Whether reads report nothing: a write through a key path and everything it evaluates.
+        var quiet = false
+        /// Whether an update closure reads, which a strict test's report says.
+        var inUpdate = false
+    }
 
-        private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
+    /// The value a write through a key path writes, which its read half reads back; a class, so that a context
+    /// without one is a single `nil` pointer to test.
+    final class Pending {
+        let type: Any.Type
+        let value: Any
 
-        private mutating func set(_ bit: UInt16, _ value: Bool) {
-            flags = value ? flags | bit : flags & ~bit
-        }
-
-        /// Whether the context sets `base`, which reads look through and writes go to the first level of, instead of the
-        /// binding's lookup; a `nil` that is set is the global store.
-        var setsBase: Bool {
-            get { flag(1 << 0) }
-            set { set(1 << 0, newValue) }
-        }
-        /// Whether the context sets `made`, what new properties, captures and scopes are made with, instead of where
-        /// reads look; a `nil` that is set is no scope.
-        var setsMade: Bool {
-            get { flag(1 << 1) }
-            set { set(1 << 1, newValue) }
-        }
-        /// Whether a write that has no scope to go to goes to `lent`'s first level: set for a property's own setter.
-        var lendsWrites: Bool {
-            get { flag(1 << 2) }
-            set { set(1 << 2, newValue) }
-        }
-        /// Whether reads report nothing and, in a test, keep what they build unreported: the read half of a write
-        /// through a key path, and everything it evaluates.
-        var quiet: Bool {
-            get { flag(1 << 3) }
-            set { set(1 << 3, newValue) }
-        }
-        /// Whether reads through the store are the read half of a write through a key path: until its first write.
-        var readHalf: Bool {
-            get { flag(1 << 4) }
-            set { set(1 << 4, newValue) }
-        }
-        /// Whether a write through a key path is in progress, whose writes drop what its quiet reads built of the keys
-        /// they write.
-        var inKeyPathWrite: Bool {
-            get { flag(1 << 5) }
-            set { set(1 << 5, newValue) }
-        }
-        /// Whether the read is made by an update closure, which a strict test's report says, since Swift writes part of
-        /// a dependency (`$0.client.fetch = …`) by reading the whole of it first.
-        var inUpdate: Bool {
-            get { flag(1 << 6) }
-            set { set(1 << 6, newValue) }
-        }
-        /// Whether scopes opened now are opened on `base`: in a `.cached` default or an article-style initializer, what
-        /// is made remembers no scope, but a scope opened there reads where the default does.
-        var opensOnBase: Bool {
-            get { flag(1 << 7) }
-            set { set(1 << 7, newValue) }
-        }
-
-        init(quiet: Bool = false) {
-            self.quiet = quiet
-        }
-
-        /// Whether a read needs nothing of the context but the lent lookup, if any.
-        var readsInLine: Bool { !setsBase && !readHalf }
-
-        /// Whether what is made now is made with the binding's lookup alone.
-        var makesAsBound: Bool { !setsBase && !setsMade && lentID == nil }
-
-        /// Lends `lookup` to the reads that follow, and with `forWrite`, to the write.
-        mutating func lend(_ lookup: Lookup, forWrite: Bool) {
-            (lent, lentID) = (lookup, ObjectIdentifier(lookup))
-            lendsWrites = forWrite
-        }
-
-        /// Ends a lending that followed none.
-        mutating func endLending() {
-            (lent, lentID) = (nil, nil)
-            lendsWrites = false
+        init<T>(_ value: T) {
+            (type, self.value) = (T.self, value)
         }
     }
 
-    final class ThreadState: @unchecked Sendable {
-        // `@unchecked Sendable` and `nonisolated(unsafe)`: other threads touch only `view`, holding `lock`, the wait
-        // record, holding `Store.waits`, and `variableLock` itself; `own` is read and written only by the thread
-        // that owns this state, whose thread-specific data it is.
-        // `@exclusivity(unchecked)`: those same rules make every access to `view` and `own` exclusive, and no access
-        // spans a call that could reach them again, so the runtime's check, a large part of a read's cost, is skipped.
+    /// A thread's record: its context and stack of defaults, which only it touches, and its view of the global store.
+    final class ThreadState {
+        /// What only the thread whose record this is reads and writes.
+        ///
+        /// `@exclusivity(unchecked)`: only that thread touches `own`, and no access to it spans a call that reaches it
+        /// again, so the runtime's exclusivity checks, a large part of a read's cost, are skipped.
+        @exclusivity(unchecked) var own = Own()
+        /// What the global store holds for the keys this thread has read there, each in a box of its own, so that
+        /// reading it writes no reference count another thread's reads write too.
+        ///
+        /// Writes to the store empty it, holding the global store's lock.
+        let view = Lock(View())
 
-        private let lock = Lock()
-        /// Held while this thread reads an `InjectionKey`'s `currentValue` through the store, and by a writer to one.
-        let variableLock = Lock()
-        /// What this thread knows of the global store, written while holding both the global store's lock and `lock`,
-        /// so that readers need only `lock`.
-        @exclusivity(unchecked) private nonisolated(unsafe) var view = View()
-        @exclusivity(unchecked) private nonisolated(unsafe) var own = Own()
-        /// The build this thread waits for, and its stack when it began waiting.
-        private nonisolated(unsafe) var waitingFor: BuildTicket?
-        private nonisolated(unsafe) var waitingKeys: [Any.Type] = []
-
-        /// A thread's view of the global store.
-        private struct View: Sendable {
-            /// Whether the global store's `threads` holds this state, so that writers keep the view up to date.
-            var registered = false
-            /// Whether the global store overrides any key, so that a read of an `.uncached` key needs no lookup when
-            /// it does not.
-            var globalOverrides = false
-            /// Entries of the global store this thread has looked up: added by this thread only, removed by writers.
-            var entries: [ObjectIdentifier: ViewEntry] = [:]
+        struct View {
+            var entries: [ObjectIdentifier: AnyBox] = [:]
+            /// Whether every `.uncached` key evaluates its default: the global store overrides none, and no test runs.
+            var evaluatesUncached = false
         }
 
-        /// What only the thread that owns this state reads and writes.
-        private struct Own: Sendable {
-            /// The context of the operation in progress.
+        struct Own {
             var context = Context()
             /// The keys whose defaults this thread is evaluating, outermost first.
             var stack: [Any.Type] = []
-            /// Which variable locks this thread holds.
-            var variableLocks = VariableLocks.none
-            /// The `InjectionKey`s whose first read (or a write's) has returned, as far as this thread knows.
-            var initializedVariables = Keys()
+            /// How deep this thread holds the variables mutex: a variable's accessor may read or assign another.
+            var heldVariables = 0
+            /// The variables whose first read has returned, as far as this thread knows.
+            var readVariables = Swift.Set<ObjectIdentifier>()
         }
 
-        /// Which variable locks a thread holds.
-        enum VariableLocks {
-            case none
-            /// Its own, while it reads a variable.
-            case own
-            /// Every registered thread's, while it writes a variable.
-            case all
-        }
-
-        /// This thread's state, made on first use and released when the thread exits.
+        /// This thread's record, made on first use and released when the thread exits.
         @inline(__always)
         static var current: ThreadState {
-            if let state = existing { return state.takeUnretainedValue() }
-            makeCurrent()
-            return existing!.takeUnretainedValue()
+            guard let slot = pthread_getspecific(threadKey) else { return makeCurrent() }
+            // `Unmanaged`: the global store's `threads` holds the record from `makeCurrent()` until the key's destructor
+            // removes it when the thread exits, and only this thread reads its slot, so the record outlives every use.
+            return Unmanaged<ThreadState>.fromOpaque(slot).takeUnretainedValue()
         }
 
-        /// This thread's state, unretained, or `nil` before the thread's first use of the library.
-        ///
-        /// `Unmanaged`: the thread-specific slot holds a reference to the state from `makeCurrent()` until the thread
-        /// exits, and only this thread reads its slot, so the state outlives every use this thread makes of it; reads
-        /// need not retain it. Every access to the slot's pointer is here, in `makeCurrent()`, and in the key's
-        /// destructor.
-        @inline(__always)
-        static var existing: Unmanaged<ThreadState>? { pthread_getspecific(threadKey).map { .fromOpaque($0) } }
-
-        /// Makes this thread's state, on its first use of the library, and gives the slot its reference.
         @inline(never)
-        static func makeCurrent() {
-            // The slot owns one reference, which the key's destructor takes back when the thread exits.
-            pthread_setspecific(threadKey, Unmanaged.passRetained(ThreadState()).toOpaque())
+        private static func makeCurrent() -> ThreadState {
+            let state = ThreadState()
+            Store.global.lock.withLock { $0.threads[UInt(bitPattern: ObjectIdentifier(state))] = state }
+            pthread_setspecific(threadKey, Unmanaged.passUnretained(state).toOpaque())
+            return state
         }
 
-        // MARK: Context
+        /// The thread-specific data key under which each thread keeps its record.
+        private static let threadKey: pthread_key_t = {
+            var key = pthread_key_t()
+            let status = pthread_key_create(&key) { slot in
+                let state = Store.global.lock.withLock { $0.threads.removeValue(forKey: UInt(bitPattern: slot)) }
+                withExtendedLifetime(state) {}
+            }
+            precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
+            return key
+        }()
 
-        /// The lookup a property lends to this thread's reads, read in place.
-        @inline(__always)
-        var lent: Lookup? { own.context.lent }
-
-        /// The context of the operation in progress on this thread; read by this thread only.
-        var context: Context { own.context }
-
-        /// Whether a read on the thread whose state is `state` needs nothing of its context but the identity of the
-        /// lookup lent, if any, which comes with the answer; read in place, without retaining the state.
-        @inline(__always)
-        static func readsInLine(_ state: Unmanaged<ThreadState>?) -> (Bool, ObjectIdentifier?) {
-            guard let context = state?.takeUnretainedValue().own.context else { return (true, nil) }
-            return (context.readsInLine, context.lentID)
+        /// Records what the global store holds for a key in this thread's view; called holding the store's lock.
+        func remember(_ box: AnyBox, for id: ObjectIdentifier, in state: RootState) {
+            let mayEvaluate = box === Store.evaluate && state.overrides.isEmpty
+            let replaced = view.withLock { view in
+                if mayEvaluate { view.evaluatesUncached = true }
+                return mayEvaluate ? nil : view.entries.updateValue(box, forKey: id)
+            }
+            withExtendedLifetime(replaced) {}
         }
 
-        /// The context of the operation in progress on the current thread, read without retaining its state.
-        @inline(__always)
-        static var currentContext: Context {
-            // Not `existing?…  ?? Context()`: `??` would copy the context through its type's value witnesses.
-            guard let state = existing else { return Context() }
-            return state.takeUnretainedValue().own.context
-        }
-
-        /// Runs `body` in `context`, then restores the context it replaced.
-        @inline(__always)
-        func with<T>(_ context: Context, _ body: () throws -> T) rethrows -> T {
+        /// Runs `body` (an operation, a `.cached` build, or a variable's initializer) in a context of its own, with
+        /// `binding` bound if given.
+        func isolated<T>(keepingUpdate: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
             let outer = own.context
-            own.context = context
+            own.context = Context()
+            (own.context.quiet, own.context.inUpdate) = (outer.quiet, keepingUpdate && outer.inUpdate)
             defer { own.context = outer }
-            return try body()
+            guard let binding, binding.scope != nil || Store.binding.get().scope != nil else { return try body() }
+            return try Store.binding.withValue(binding, operation: body)
         }
 
-        /// Runs `body`, the read (or, with `forWrite`, the write) of a property that remembers `lookup`, lending it
-        /// the lookup.
-        @inline(__always)
-        static func lending<T>(
-            _ lookup: Lookup,
-            forWrite: Bool = false,
-            _ body: () throws -> T
-        ) rethrows -> T {
-            // Written out rather than through `with(_:_:)`: a nested closure here would cost each read a lookup of
-            // generic metadata. The property that calls this holds `lookup` for the whole call. The state is reached
-            // through its unretained reference at each use, which the thread-specific slot keeps alive until the thread
-            // exits, so that a read retains nothing for it.
-            let state =
-                existing
-                ?? {
-                    makeCurrent()
-                    return existing!
-                }()
-            if state.takeUnretainedValue().own.context.lentID != nil {
-                return try lendingAgain(lookup, forWrite, state.takeUnretainedValue().own.context, body)
-            }
-            // Nothing was lent, so nothing needs restoring but what lending sets.
-            state.takeUnretainedValue().own.context.lend(lookup, forWrite: forWrite)
-            defer { state.takeUnretainedValue().own.context.endLending() }
-            return try body()
-        }
-
-        /// Lends `lookup` where a read through another property lends one already, as in a default evaluated for that
-        /// read: the reads look through the two lent lookups made into one, the outer one's levels first.
-        @inline(never)
-        private static func lendingAgain<T>(
-            _ lookup: Lookup,
-            _ forWrite: Bool,
-            _ outer: Context,
-            _ body: () throws -> T
-        ) rethrows -> T {
-            var context = outer
-            let lent = Lookup.made(outer.lent, lookup) ?? lookup
-            context.lend(lent, forWrite: forWrite)
-            return try withExtendedLifetime(lent) { try current.with(context, body) }
-        }
-
-        /// Runs `body`, which makes a value that a root keeps for longer than any scope, outside every scope.
-        ///
-        /// It reads and writes through `lookup` (the root's own, or `nil` for the global store), what it makes and
-        /// captures remembers no scope, and tasks it starts are bound to none; only `quiet` is kept.
-        func outsideEveryScope<T>(in lookup: Lookup?, _ body: () -> T) -> T {
-            var context = Context(quiet: own.context.quiet)
-            (context.base, context.inUpdate) = (lookup, own.context.inUpdate)
-            (context.setsBase, context.setsMade, context.opensOnBase) = (true, true, true)
-            return withExtendedLifetime(lookup) {
-                with(context) {
-                    guard Scope.binding.get().run != nil else { return body() }
-                    return Scope.binding.withValue(Scope.Binding(run: nil), operation: body)
-                }
-            }
-        }
-
-        /// Runs `body`, a write through a key path, noting that its first read through the store belongs to the
-        /// write.
-        func writingThroughKeyPath(_ body: () -> Void) {
-            var context = own.context
-            (context.readHalf, context.inKeyPathWrite) = (true, true)
-            with(context, body)
-        }
-
-        /// Ends the read half of a write through a key path, once its read has returned.
-        func endReadHalf() {
-            own.context.readHalf = false
-        }
-
-        // MARK: View of the global store
-
-        /// What the global store holds for a key, as far as this thread knows; `nil` when the thread must look.
-        func viewEntry(for id: ObjectIdentifier, lifetime: InjectionLifetime) -> ViewEntry? {
-            lock.withLock {
-                if lifetime == .uncached, view.registered, !view.globalOverrides { return .evaluate }
-                return view.entries[id]
-            }
-        }
-
-        /// Records what the global store holds for a key, registering the thread with its writers first if need be.
-        ///
-        /// Called holding the global store's lock, by this thread, for a key its view has no entry for, so nothing is
-        /// replaced.
-        func addViewEntry(_ entry: ViewEntry, for id: ObjectIdentifier) {
-            let global = Store.global
-            if !view.registered {
-                global.state.root!.threads[ObjectIdentifier(self)] = self
-            }
-            lock.withLock {
-                if !view.registered {
-                    view.registered = true
-                    view.globalOverrides = !global.state.overrides.isEmpty || Store.processPolicy != nil
-                }
-                view.entries[id] = entry
-            }
-        }
-
-        /// Removes a key's entry after a global write, and returns the value removed, if any, to be released after
-        /// unlocking.
-        ///
-        /// Called holding the global store's lock.
-        func removeViewEntry(for id: ObjectIdentifier, overridden: Bool) -> AnyBox? {
-            let removed = lock.withLock {
-                if overridden { view.globalOverrides = true }
-                return view.entries.removeValue(forKey: id)
-            }
-            guard case .value(let box)? = removed else { return nil }
-            return box
-        }
-
-        /// Empties the view after a global reset, and returns the values removed, to be released after unlocking.
-        ///
-        /// Called holding the global store's lock.
-        func removeViewEntries() -> [AnyBox] {
-            let removed = lock.withLock {
-                defer {
-                    view.entries = [:]
-                    view.globalOverrides = Store.processPolicy != nil
-                }
-                return view.entries
-            }
-            return removed.values.compactMap { entry in
-                guard case .value(let box) = entry else { return nil }
-                return box
-            }
-        }
-
-        /// Called when the thread exits.
-        func unregister() {
-            Store.global.withState { state in
-                if view.registered { state.root!.threads[ObjectIdentifier(self)] = nil }
-            }
-            Store.variables.unregister(self)
-        }
-
-        // MARK: Defaults
-
-        /// Evaluates a key's `currentValue` with the key on the stack, stopping the process if the key is already being
-        /// evaluated on this thread.
-        ///
-        /// An `InjectionKey`'s variable is read holding this thread's variable lock.
+        /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
         func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-            evaluating(key) { K.currentValueIsVariable ? readVariable(key) : K.currentValue }
+            evaluating(key) { K.currentValueIsVariable ? Store.readVariable(key) : K.currentValue }
         }
 
-        /// Evaluates a key's test value, with the key on the stack as `evaluate(_:variable:)` puts it.
+        /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if it
+        /// is being evaluated on this thread already.
         ///
-        /// It returns `Any`, because its caller knows the key only at run time.
-        func evaluateTestValue<K: TestValueKey>(of key: K.Type) -> Any {
-            evaluating(key) { K.testValue }
-        }
-
-        /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if the
-        /// key is already being evaluated on this thread.
-        ///
-        /// The default is part of the read that asked for it, so it reads where that read looks and its properties
-        /// remember what that read's would; but it is a read of its own, not the read half of a write, and its writes
-        /// go where a plain write would.
-        @inline(__always)
-        private func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
+        /// The default is part of the read, and keeps what it lends.
+        func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
             if let index = own.stack.firstIndex(where: { $0 == key }) {
-                dependencyCycle(Array(own.stack[index...]) + [key])
+                InjectedValues.dependencyCycle(Array(own.stack[index...]) + [key])
             }
             own.stack.append(key)
-            let outer = own.context
-            own.context.readHalf = false
-            own.context.inKeyPathWrite = false
-            own.context.lendsWrites = false
+            defer { own.stack.removeLast() }
+            guard let pending = own.context.pending else { return body() }
+            own.context.pending = nil
+            defer { own.context.pending = pending }
+            return body()
+        }
+
+        /// Runs `body` holding the variables mutex, which this thread may hold already.
+        func holdingVariables<T>(_ body: () -> T) -> T {
+            if own.heldVariables == 0 { Store.variableLock.lock() }
+            own.heldVariables += 1
             defer {
-                own.stack.removeLast()
-                own.context = outer
+                own.heldVariables -= 1
+                if own.heldVariables == 0 { Store.variableLock.unlock() }
             }
             return body()
         }
 
-        // MARK: Article-style variables
-
-        /// Reads an `InjectionKey`'s variable, holding this thread's variable lock, so that no write through the store
-        /// assigns it meanwhile.
+        /// Waits for another thread to finish `ticket`, until `done` holds of `lock`'s state, after recording the wait
+        /// in the wait graph, and stopping the process if the wait would close a cycle.
         ///
-        /// The first read of a key on this thread may be the variable's first access, which runs its initializer: that
-        /// read holds no lock, and `Store.variables` keeps writers off the key until it returns.
-        func readVariable<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-            guard case .none = own.variableLocks else {
-                // A getter, setter or observer of a variable, which runs holding the locks already.
-                return K.currentValue
+        /// It lets go of the variables mutex meanwhile, since the other thread may assign a variable, and takes it back
+        /// holding no other lock.
+        func wait<S>(for ticket: BuildTicket, on lock: Lock<S>, until done: (S) -> Bool) {
+            let keys = Array(ticket.isFirstRead && own.stack.last == ticket.key ? own.stack.dropLast() : own.stack[...])
+            let closed = Store.waits.withLock { graph -> [Any.Type]? in
+                if let closed = cycle(waitingFor: ticket, keys, in: graph) { return closed }
+                graph.waiting[ObjectIdentifier(self)] = (ticket, keys)
+                return nil
             }
-            let id = ObjectIdentifier(key)
-            if !own.initializedVariables.contains(id) { return firstReadOfVariable(key, id) }
-            variableLock.lock()
-            own.variableLocks = .own
-            defer {
-                own.variableLocks = .none
-                variableLock.unlock()
+            if let closed { InjectedValues.dependencyCycle(closed) }
+            let held = own.heldVariables
+            if held > 0 { (own.heldVariables, _) = (0, Store.variableLock.unlock()) }
+            lock.wait(until: done)
+            Store.waits.withLock { _ = $0.waiting.removeValue(forKey: ObjectIdentifier(self)) }
+            if held > 0 { (own.heldVariables, _) = (held, Store.variableLock.lock()) }
+        }
+
+        /// The cycle that waiting for `ticket` with `keys` on the stack would close, or `nil` when waiting is safe.
+        ///
+        /// Following builders that wait for unfinished tickets, each step is a real read: each key on a builder's stack
+        /// read the next, and a waiting thread's innermost key read the key of the ticket it waits for. If the chain
+        /// comes back to this thread, those reads form a cycle. The walk ends: every thread waits for one ticket at
+        /// most, and each checked, under the same lock, that it closed no loop when it began waiting.
+        private func cycle(waitingFor ticket: BuildTicket, _ keys: [Any.Type], in graph: WaitGraph) -> [Any.Type]? {
+            var (chain, next): ([Any.Type], BuildTicket) = ([], ticket)
+            while next.builder != ObjectIdentifier(self) {
+                guard let wait = graph.waiting[next.builder], graph.unfinished.contains(ObjectIdentifier(wait.ticket))
+                else { return nil }
+                (chain, next) = (chain + wait.keys.drop(while: { $0 != next.key }), wait.ticket)
             }
-            return K.currentValue
+            return Array(keys.drop(while: { $0 != next.key })) + chain + [next.key]
         }
 
-        /// Reads a key's variable for the first time on this thread: without a lock if it is the first read anywhere,
-        /// and else as every later read is.
-        ///
-        /// Kept out of line, so that the common path does not look up the metadata of an optional of the value's type.
-        @inline(never)
-        private func firstReadOfVariable<K: ReadOnlyInjectionKey>(
-            _ key: K.Type,
-            _ id: ObjectIdentifier
-        ) -> K.Value {
-            let value = Store.variables.firstRead(key, on: self) { outsideEveryScope(in: nil) { K.currentValue } }
-            own.initializedVariables.insert(id)
-            if let value { return value }
-            return readVariable(key)
-        }
-
-        /// Which variable locks this thread holds; read by this thread only.
-        var variableLocks: VariableLocks {
-            get { own.variableLocks }
-            set { own.variableLocks = newValue }
-        }
-
-        /// Lets go of this thread's own variable lock, if it holds it (in a computed getter), before it waits for another
-        /// thread, which may be writing a variable; returns whether it did.
-        func lendVariableLock() -> Bool {
-            guard case .own = own.variableLocks else { return false }
-            own.variableLocks = .none
-            variableLock.unlock()
-            return true
-        }
-
-        /// Takes back the variable lock that `lendVariableLock()` let go of, holding no other lock.
-        func retakeVariableLock() {
-            variableLock.lock()
-            own.variableLocks = .own
-        }
-
-        /// Notes that a key's variable has been read, so that this thread reads it under its lock from now on.
-        func noteInitialized(_ id: ObjectIdentifier) {
-            own.initializedVariables.insert(id)
-        }
-
-        // MARK: Waiting for builds
-
-        /// The cycle that waiting for `ticket` would close, or `nil` when waiting is safe.
-        ///
-        /// Called holding `Store.waits`.
-        ///
-        /// A ticket that is not finished has a builder that is still evaluating the ticket's key. Following builders
-        /// that wait for unfinished tickets, every step is a real read: each key on a builder's stack read the next
-        /// one, and the innermost key of a waiting thread read the key of the ticket it waits for. If the chain comes
-        /// back to this thread, those reads form a cycle; a finished ticket, or a builder that is not waiting, ends the
-        /// chain.
-        ///
-        /// The walk ends: every thread waits for one ticket at most, and no chain of waits loops without this thread,
-        /// because each thread checked, under this same lock, that it closed no loop when it began waiting.
-        func cycle(waitingFor ticket: BuildTicket) -> [Any.Type]? {
-            var chain: [Any.Type] = []
-            var next = ticket
-            while next.builder !== self {
-                guard let blocker = next.builder.waitingFor, !blocker.finished else { return nil }
-                chain += next.builder.waitingKeys.drop(while: { $0 != next.key })
-                next = blocker
-            }
-            return Array(stack(before: ticket).drop(while: { $0 != next.key })) + chain + [next.key]
-        }
-
-        /// This thread's stack, less `ticket`'s key at its top: a thread that waits for another's first read of a
-        /// variable has put the variable's key on its stack already, which a build's waiter has not.
-        private func stack(before ticket: BuildTicket) -> ArraySlice<Any.Type> {
-            ticket.isFirstRead && own.stack.last == ticket.key ? own.stack.dropLast() : own.stack[...]
-        }
-
-        /// The cycle that a read or write of `key` closes on this thread, which is evaluating it already.
+        /// The cycle that a write of `key` closes on this thread, which is evaluating it already.
         func cycle(closingAt key: Any.Type) -> [Any.Type] {
             Array(own.stack.drop(while: { $0 != key })) + [key]
         }
-
-        /// Records that this thread waits for another thread's build.
-        ///
-        /// Called holding `Store.waits`.
-        func beginWaiting(for ticket: BuildTicket) {
-            waitingFor = ticket
-            waitingKeys = Array(stack(before: ticket))
-        }
-
-        /// Records that this thread no longer waits.
-        ///
-        /// Called holding `Store.waits`.
-        func endWaiting() {
-            waitingFor = nil
-            waitingKeys = []
-        }
     }
 
-    /// The article-style variables' side of the store: which threads read them, which have been initialized, and what
-    /// global writes replaced.
-    ///
-    /// A big-reader lock. A thread reads a variable through the store holding its own `variableLock`; a writer holds
-    /// every registered thread's, which it takes one at a time holding nothing else, and only one writer runs at once
-    /// (`writer`). A variable's first read, which may run its initializer, holds no lock at all, so that an initializer
-    /// that waits for another thread waits holding nothing. One thread makes it (`firstReaders`); another thread that
-    /// reads or writes the variable meanwhile waits for it as for a build, in the wait graph, so that an initializer
-    /// in a cycle of defaults across threads stops the process with the cycle instead of hanging.
-    final class Variables: Sendable {
-        /// What `lock` guards.
-        private struct State: Sendable {
-            /// The threads that read variables through the store, whose variable locks a writer takes.
-            var readers: [ObjectIdentifier: ThreadState] = [:]
-            /// The keys whose first read has returned.
-            var initialized: Swift.Set<ObjectIdentifier> = []
-            /// For each key whose first read is in progress, its ticket: the thread making it, and the key.
-            var firstReaders: [ObjectIdentifier: BuildTicket] = [:]
-            /// The thread that writes variables now, if any.
-            var writer: ThreadState?
-            /// For each settable key that global writes assigned since the last reset, what its `currentValue` held
-            /// before the first of them.
-            var originals: [ObjectIdentifier: any Restoring] = [:]
-        }
-
-        /// What a thread does about a variable, decided holding `lock`.
-        private enum Step {
-            /// Read it for the first time, as the ticket's builder.
-            case read(BuildTicket)
-            /// Wait for another thread's first read.
-            case wait(BuildTicket)
-            /// It has been read before.
-            case initialized
-            /// Write it, holding these readers' locks.
-            case write([ThreadState])
-        }
-
-        private let lock = Lock(State())
-
-        /// Registers `thread` as a reader, and, unless the key has been read before, runs `read`, its first read,
-        /// holding no lock; returns what `read` returned, or `nil` if it did not run.
-        ///
-        /// While another thread makes the key's first read, this one waits for it, holding no lock.
-        func firstRead<V>(_ key: Any.Type, on thread: ThreadState, _ read: () -> V) -> V? {
-            let id = ObjectIdentifier(key)
-            while true {
-                // A thread that is not yet a reader waits for the writer, which did not take its lock.
-                let step = lock.withLock(
-                    waitingUntil: { $0.readers[ObjectIdentifier(thread)] != nil || $0.writer == nil }
-                ) { state -> Step in
-                    state.readers[ObjectIdentifier(thread)] = thread
-                    if state.initialized.contains(id) { return .initialized }
-                    if let ticket = state.firstReaders[id] { return .wait(ticket) }
-                    let ticket = BuildTicket(key: key, builder: thread, isFirstRead: true)
-                    state.firstReaders[id] = ticket
-                    return .read(ticket)
-                }
-                switch step {
-                case .read(let ticket):
-                    let value = read()
-                    lock.withLock { state in
-                        state.initialized.insert(id)
-                        state.firstReaders[id] = nil
-                        Store.waits.withLock { ticket.finish() }
-                        lock.broadcast()
-                    }
-                    return value
-                case .wait(let ticket):
-                    waitForFirstRead(ticket, on: thread)
-                case .initialized, .write:
-                    return nil
-                }
-            }
-        }
-
-        /// Waits, holding no lock, for another thread's first read of a variable, recorded in the wait graph; stops the
-        /// process if waiting would close a cycle.
-        private func waitForFirstRead(_ ticket: BuildTicket, on thread: ThreadState) {
-            let id = ObjectIdentifier(ticket.key)
-            Store.waits.lock()
-            if let cycle = thread.cycle(waitingFor: ticket) {
-                Store.waits.unlock()
-                dependencyCycle(cycle)
-            }
-            thread.beginWaiting(for: ticket)
-            Store.waits.unlock()
-            let lent = thread.lendVariableLock()
-            lock.withLock(waitingUntil: { $0.firstReaders[id] !== ticket }) { _ in }
-            if lent { thread.retakeVariableLock() }
-            Store.waits.withLock { thread.endWaiting() }
-        }
-
-        /// Runs `body`, which assigns `key`'s variable, holding every reader's variable lock.
-        ///
-        /// It first makes sure that the variable has been read once, running its initializer holding no lock, and
-        /// waits, holding no lock, for a first read in progress and for another writer. A write made by a setter or
-        /// observer that a write runs, which holds the locks already, runs at once. A write made while this thread
-        /// reads a variable (in a computed getter, or a default it builds) lets go of its own lock while it runs.
-        func writing<K: InjectionKey, R>(_ key: K.Type, on thread: ThreadState, _ body: () -> R) -> R {
-            switch thread.variableLocks {
-            case .all:
-                return thread.with(Context(), body)
-            case .own:
-                // Taking every reader's lock while holding its own would wait for itself.
-                thread.variableLocks = .none
-                thread.variableLock.unlock()
-                defer {
-                    thread.variableLock.lock()
-                    thread.variableLocks = .own
-                }
-                return writing(key, on: thread, body)
-            case .none:
-                break
-            }
-            let id = ObjectIdentifier(key)
-            while true {
-                let step = lock.withLock(
-                    waitingUntil: { state in
-                        state.firstReaders[id] != nil || state.writer == nil || !state.initialized.contains(id)
-                    }
-                ) { state -> Step in
-                    if let ticket = state.firstReaders[id] { return .wait(ticket) }
-                    guard state.initialized.contains(id) else { return .initialized }
-                    state.writer = thread
-                    return .write(Array(state.readers.values))
-                }
-                switch step {
-                case .wait(let ticket) where ticket.builder === thread:
-                    // This thread is making the variable's first read: its initializer, or a default that reads, writes
-                    // the variable it is the initial value of.
-                    dependencyCycle(thread.cycle(closingAt: key))
-                case .wait(let ticket):
-                    waitForFirstRead(ticket, on: thread)
-                case .initialized:
-                    // Not read yet: read it once, so that no write starts its initializer.
-                    _ = firstRead(key, on: thread) { thread.outsideEveryScope(in: nil) { K.currentValue } }
-                    thread.noteInitialized(id)
-                case .write(let locked):
-                    return exclusively(on: thread, holding: locked, body)
-                case .read:
-                    preconditionFailure("InjectedValues: a writer never makes a first read here")
-                }
-            }
-        }
-
-        /// Assigns back every original, and returns the values replaced, to be released after unlocking.
-        func restoreAll(on thread: ThreadState) -> [Any] {
-            switch thread.variableLocks {
-            case .all:
-                return restoreOriginals()
-            case .own:
-                thread.variableLocks = .none
-                thread.variableLock.unlock()
-                defer {
-                    thread.variableLock.lock()
-                    thread.variableLocks = .own
-                }
-                return restoreAll(on: thread)
-            case .none:
-                break
-            }
-            let locked = lock.withLock(waitingUntil: { $0.writer == nil }) { state in
-                state.writer = thread
-                return Array(state.readers.values)
-            }
-            return exclusively(on: thread, holding: locked) { restoreOriginals() }
-        }
-
-        /// Records what a key's variable held before the store's first write since the last reset.
-        ///
-        /// Called by a writer, holding every reader's variable lock.
-        func recordOriginal<K: InjectionKey>(of key: K.Type, _ original: K.Value) {
-            lock.withLock { state in
-                let id = ObjectIdentifier(key)
-                guard state.originals[id] == nil else { return }
-                state.originals[id] = Original<K>(value: original)
-            }
-        }
-
-        /// Called when a thread exits.
-        func unregister(_ thread: ThreadState) {
-            lock.withLock { $0.readers[ObjectIdentifier(thread)] = nil }
-        }
-
-        /// Runs `body` as the writer, holding every lock in `locked`, the registered readers' variable locks, in a
-        /// context of its own.
-        ///
-        /// Called once this thread has become the writer; returns having stopped being it.
-        private func exclusively<R>(
-            on thread: ThreadState,
-            holding locked: [ThreadState],
-            _ body: () -> R
-        ) -> R {
-            // One writer at a time takes readers' locks, so the order among them does not matter; a reader holds only
-            // its own. A reader registered from now on waits for this writer first.
-            for reader in locked { reader.variableLock.lock() }
-            thread.variableLocks = .all
-            let result = thread.with(Context(), body)
-            thread.variableLocks = .none
-            for reader in locked { reader.variableLock.unlock() }
-            lock.withLock { state in
-                state.writer = nil
-                lock.broadcast()
-            }
-            return result
-        }
-
-        /// Assigns back every original; called by a writer.
-        private func restoreOriginals() -> [Any] {
-            let restores = lock.withLock { state in
-                defer { state.originals = [:] }
-                return Array(state.originals.values)
-            }
-            return restores.map { $0.restore() }
-        }
-
-        /// What a settable key's variable held before the store's first write to it since the last reset.
-        private struct Original<K: InjectionKey>: Restoring {
-            let value: K.Value
-
-            func restore() -> Any {
-                let current = K.currentValue
-                K.currentValue = value
-                return current
-            }
-        }
-    }
-
-    /// A value that assigns something back and returns what it replaced.
-    protocol Restoring: Sendable {
-        func restore() -> Any
-    }
-
-    /// A set of keys, kept as a short list while it is short: most apps have a few article-style keys, and searching a
-    /// few identifiers costs a read less than hashing one.
-    struct Keys: Sendable {
-        private var few: [ObjectIdentifier] = []
-        private var many: Swift.Set<ObjectIdentifier> = []
-        private static let listLimit = 16
-
-        @inline(__always)
-        func contains(_ id: ObjectIdentifier) -> Bool {
-            guard many.isEmpty else { return many.contains(id) }
-            for key in few where key == id { return true }
-            return false
-        }
-
-        mutating func insert(_ id: ObjectIdentifier) {
-            guard !contains(id) else { return }
-            guard many.isEmpty, few.count < Self.listLimit else {
-                many.formUnion(few)
-                few = []
-                many.insert(id)
-                return
-            }
-            few.append(id)
-        }
-    }
-
-    /// One thread's build of one `.cached` key in one root.
+    /// One thread's build of one `.cached` key in one root, or its first read of a variable; unfinished, in the wait
+    /// graph, from its making (under the root's or the variables' lock) to `finish()`.
     final class BuildTicket: Sendable {
         let key: Any.Type
-        let builder: ThreadState
-        /// Whether it stands for a variable's first read, whose waiters have put the key on their stacks already, as a
-        /// `.cached` build's waiters have not.
+        /// The building thread's record, by identity.
+        let builder: ObjectIdentifier
         let isFirstRead: Bool
-        /// Whether the builder has its value; from then on nobody waits for this ticket.
-        ///
-        /// Set, once, holding `Store.waits`, so that a thread holding `Store.waits` sees every ticket as it is.
-        private let state = Lock(false)
 
         init(key: Any.Type, builder: ThreadState, isFirstRead: Bool = false) {
-            self.key = key
-            self.builder = builder
-            self.isFirstRead = isFirstRead
+            (self.key, self.builder, self.isFirstRead) = (key, ObjectIdentifier(builder), isFirstRead)
+            Store.waits.withLock { _ = $0.unfinished.insert(ObjectIdentifier(self)) }
         }
 
-        var finished: Bool { state.withLock { $0 } }
-
-        /// Called holding `Store.waits`.
         func finish() {
-            state.withLock { $0 = true }
+            Store.waits.withLock { _ = $0.unfinished.remove(ObjectIdentifier(self)) }
         }
     }
 
-    /// The thread-specific data key under which each thread keeps its `ThreadState`.
-    private static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { pointer in
-            #if !canImport(Darwin)
-            guard let pointer else { return }
-            #endif
-            // Takes back the reference that `ThreadState.current` gave the slot; the state is released after this line.
-            Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue().unregister()
+    /// Who waits for which build, and the builds still running, guarded by `Store.waits`.
+    struct WaitGraph {
+        var waiting: [ObjectIdentifier: (ticket: BuildTicket, keys: [Any.Type])] = [:]
+        var unfinished = Swift.Set<ObjectIdentifier>()
+    }
+
+    /// The article variables' bookkeeping, guarded by `Store.variables`.
+    struct Variables {
+        var initialized = Swift.Set<ObjectIdentifier>()
+        var firstReads: [ObjectIdentifier: BuildTicket] = [:]
+        /// For each variable that global writes assigned since the last reset, what assigns back the value it held
+        /// before the first of them, and returns the value it replaces.
+        var originals: [ObjectIdentifier: () -> Any] = [:]
+    }
+
+    /// What a test's scope does with keys nothing overrides, shared by the test's root and the fresh scopes opened in
+    /// it, so that the test reports each key once.
+    ///
+    /// Its identity is the test's world.
+    @usableFromInline
+    final class TestPolicy: Sendable {
+        /// How the test reports a problem; `nil` for the process's policy, which reports to a strict test running.
+        let report: (@Sendable (String) -> Void)?
+        let strict: Bool
+        private let reported = Lock(Swift.Set<ObjectIdentifier>())
+
+        init(strict: Bool, report: (@Sendable (String) -> Void)?) {
+            (self.strict, self.report) = (strict, report)
         }
-        precondition(status == 0, "InjectedValues: pthread_key_create failed with \(status)")
-        return key
-    }()
+
+        /// Whether this is the policy of reads made outside every test in a process that runs tests.
+        var isProcessPolicy: Bool { report == nil }
+
+        /// Reports, once per key, a read of `key` that found neither an override nor a test value.
+        func report(missing key: Any.Type, inUpdate: Bool) {
+            let report = isProcessPolicy ? Store.tests.withLock { $0.strict.last?.report } : strict ? self.report : nil
+            guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
+            report(
+                isProcessPolicy
+                    ? escapingReadMessage(for: key)
+                    : inUpdate ? partialWriteMessage(for: key) : missingTestValueMessage(for: key)
+            )
+        }
+    }
+
+    // MARK: - Messages
 
     /// What a strict test reports about a key read with neither an override nor a test value.
-    private static func missingTestValueMessage(for key: Any.Type) -> String {
+    static func missingTestValueMessage(for key: Any.Type) -> String {
         """
         InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
         live default. To fix it, override the dependency in the test's update closure \
-        (.injectedValues { $0.… = mock }), which sets it without evaluating the live one, or give the key a value \
-        for every test: extension \(key): TestValueKey { static var testValue: … { … } }. (.injecting(\\.…, mock) \
-        sets it too, but first builds the live one once, since Swift reads a key path before writing through it.)
+        (.injectedValues { $0.… = mock }) or with .injecting(\\.…, mock), or give the key a value for every test: \
+        extension \(key): TestValueKey { static var testValue: … { … } }.
         """
     }
 
     /// What a strict test reports about a key its update closure read with neither an override nor a test value: most
     /// often the read Swift makes to write part of a dependency.
-    private static func partialWriteMessage(for key: Any.Type) -> String {
+    static func partialWriteMessage(for key: Any.Type) -> String {
         """
         InjectedValues: the test's update closure read \(key), which nothing overrides and which has no test value, so \
         it used the live default. Writing part of a dependency, as $0.client.fetch = … does, reads the whole \
@@ -3028,7 +2006,7 @@ nonisolated extension InjectedValues {
 
     /// What a strict test reports about a key read outside every test's scope with neither an override nor a test
     /// value.
-    private static func escapingReadMessage(for key: Any.Type) -> String {
+    static func escapingReadMessage(for key: Any.Type) -> String {
         """
         InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a callback) \
         read \(key), which nothing overrides and which has no test value, so it used the live default. To fix it, \
@@ -3038,8 +2016,22 @@ nonisolated extension InjectedValues {
         """
     }
 
+    /// What is printed when a write through an object has nowhere to go.
+    static func droppedWriteMessage(for key: Any.Type) -> String {
+        """
+        InjectedValues: a write of \(key) was dropped: it was made outside every scope through an object made in a \
+        test or a fresh scope that has ended, or by a task started in an update closure after its scope ended. To \
+        fix it, write while that scope runs, or make the object where its writes should go.
+        """
+    }
+
+    /// Prints a warning on the standard error.
+    static func warn(_ message: String) {
+        _ = "warning: \(message)\n".withCString { write(2, $0, strlen($0)) }
+    }
+
     /// Stops the process because defaults read each other in a cycle.
-    private static func dependencyCycle(_ keys: [Any.Type]) -> Never {
+    static func dependencyCycle(_ keys: [Any.Type]) -> Never {
         let chain = keys.map { String(describing: $0) }.joined(separator: " → ")
         fatalError(
             """
@@ -3050,153 +2042,91 @@ nonisolated extension InjectedValues {
         )
     }
 
-    // MARK: - Lock
+    // MARK: - Locks
 
-    /// A POSIX mutex and condition variable, and the state they guard.
+    /// A POSIX mutex and condition variable, and the state they guard: all state that threads share is in one.
     ///
-    /// `State` is `Void` for a lock whose owner keeps the state it guards in its own stored properties.
-    final class Lock<State: Sendable>: @unchecked Sendable {
-        // `@unchecked Sendable` and `nonisolated(unsafe)`: `state` is read and written only in `withLock`, holding the
-        // mutex, which the lock destroys only in `deinit`, when no thread can be holding or waiting on it.
-        private let plain = PlainLock()
-        private nonisolated(unsafe) var state: State
+    /// A cell's lock is one of 256 stripes, which every cell shares and nothing destroys, so that a scope costs no lock
+    /// to make; cells' locks are never held two at once, so sharing one costs at most a wait, never a deadlock.
+    @usableFromInline
+    final class Lock<State>: @unchecked Sendable {
+        // `@unchecked Sendable`: `state` is read and written only in `withLock`, holding the mutex, so every access to
+        // it is exclusive as well, which `@exclusivity(unchecked)` tells the runtime. The mutex and the condition live
+        // in memory allocated once, whose address never changes, and which only `deinit` frees, when no thread can
+        // hold or wait on them; a striped lock points into a stripe's, which is never freed.
+        @exclusivity(unchecked) private var state: State
+        private var primitives: UnsafeMutablePointer<(mutex: pthread_mutex_t, condition: pthread_cond_t)>
+        private let ownsPrimitives: Bool
 
-        init(_ state: State) {
-            self.state = state
+        init(_ state: State, striped: Bool = false) {
+            (self.state, ownsPrimitives) = (state, !striped)
+            primitives = striped ? Store.stripes[0].primitives : .allocate(capacity: 1)
+            if striped {
+                let address = UInt(bitPattern: ObjectIdentifier(self))
+                primitives = Store.stripes[Int((address >> 4 ^ address >> 12) & 255)].primitives
+            } else {
+                primitives.initialize(to: (pthread_mutex_t(), pthread_cond_t()))
+                let made = (
+                    pthread_mutex_init(&primitives.pointee.mutex, nil),
+                    pthread_cond_init(&primitives.pointee.condition, nil)
+                )
+                precondition(made == (0, 0), "InjectedValues: pthread_mutex_init or pthread_cond_init failed: \(made)")
+            }
         }
 
         deinit {
-            plain.destroy()
-        }
-
-        func lock() {
-            plain.lock()
-        }
-
-        func unlock() {
-            plain.unlock()
-        }
-
-        /// Runs `body` holding the lock, with the state it guards, once `ready` says the state is ready for it.
-        ///
-        /// Until then it waits, giving up the lock, for another thread to call `broadcast()`. The state is only ever
-        /// touched here, never across a wait, which is why waiting is part of this method and not of `body`.
-        func withLock<R>(
-            waitingUntil ready: (State) -> Bool = { _ in true },
-            _ body: (inout State) throws -> R
-        ) rethrows -> R {
-            plain.lock()
-            defer { plain.unlock() }
-            while !ready(state) { plain.wait() }
-            return try body(&state)
-        }
-
-        /// Wakes every thread waiting for the state to be ready.
-        ///
-        /// Called holding the lock.
-        func broadcast() {
-            plain.broadcast()
-        }
-    }
-
-    /// A POSIX mutex and condition variable, for an owner that keeps the state they guard in its own stored
-    /// properties, as a scope does, and destroys them in its `deinit`.
-    ///
-    /// A struct, so that an owner needs no second object for its lock. Copies refer to the same mutex.
-    struct PlainLock {
-        // The pointer: a POSIX mutex and condition variable are made to be used from many threads. They live together in
-        // memory allocated here, so their addresses never change. A lock of its own is destroyed only by its owner's
-        // `deinit`, when no thread can be holding or waiting on it: every use of a copy is made while the owner is
-        // held, as `self`, an argument, or a local a closure captures for the call. A stripe is never destroyed.
-        private nonisolated(unsafe) let primitives: UnsafeMutablePointer<Primitives>
-
-        /// The mutex and the condition variable, side by side in one allocation.
-        private struct Primitives {
-            var mutex = pthread_mutex_t()
-            var condition = pthread_cond_t()
-        }
-
-        /// A lock of its own, which its owner destroys in its `deinit`.
-        init() {
-            self.init(count: 1)
-        }
-
-        /// The first of `count` locks, side by side in one allocation.
-        private init(count: Int) {
-            primitives = .allocate(capacity: count)
-            for offset in 0..<count { PlainLock(self, offset: offset).initialize() }
-        }
-
-        /// The lock `offset` places after `base`.
-        private init(_ base: PlainLock, offset: Int) {
-            primitives = base.primitives + offset
-        }
-
-        /// The stripe that an object's address picks, among 256 locks shared by every scope and never destroyed.
-        static func stripe(for object: AnyObject) -> PlainLock {
-            let address = UInt(bitPattern: ObjectIdentifier(object))
-            return PlainLock(stripes, offset: Int((address >> 4 ^ address >> 12) & 255))
-        }
-
-        /// The scopes' locks, the first of them.
-        static let stripes = PlainLock(count: 256)
-
-        /// Makes the mutex and the condition variable.
-        private func initialize() {
-            primitives.initialize(to: Primitives())
-            let mutexStatus = pthread_mutex_init(&primitives.pointee.mutex, nil)
-            precondition(mutexStatus == 0, "InjectedValues: pthread_mutex_init failed with \(mutexStatus)")
-            let conditionStatus = pthread_cond_init(&primitives.pointee.condition, nil)
-            precondition(conditionStatus == 0, "InjectedValues: pthread_cond_init failed with \(conditionStatus)")
-        }
-
-        /// Destroys the mutex and condition variable of a lock of its own, from the owner's `deinit`.
-        func destroy() {
+            guard ownsPrimitives else { return }
             pthread_cond_destroy(&primitives.pointee.condition)
             pthread_mutex_destroy(&primitives.pointee.mutex)
-            primitives.deinitialize(count: 1)
             primitives.deallocate()
         }
 
-        func lock() {
-            pthread_mutex_lock(&primitives.pointee.mutex)
-        }
-
-        func unlock() {
-            pthread_mutex_unlock(&primitives.pointee.mutex)
-        }
-
-        /// Runs `body` holding the lock.
+        /// Runs `body` with the state, holding the lock.
         @inline(__always)
-        func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        @discardableResult
+        final func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
             lock()
             defer { unlock() }
-            return try body()
+            return try body(&state)
         }
 
-        /// Gives up the lock until another thread calls `broadcast()`, then takes it again.
-        ///
-        /// Called holding the lock. Callers check their condition again afterwards, as a wake-up may be spurious.
-        func wait() {
-            pthread_cond_wait(&primitives.pointee.condition, &primitives.pointee.mutex)
+        /// Waits, giving up the lock, until a `broadcast()` finds `ready` true of the state; returns holding none.
+        final func wait(until ready: (State) -> Bool) {
+            lock()
+            defer { unlock() }
+            while !ready(state) { pthread_cond_wait(&primitives.pointee.condition, &primitives.pointee.mutex) }
         }
 
-        /// Wakes every thread waiting in `wait()`.
-        ///
-        /// Called holding the lock.
-        func broadcast() {
-            pthread_cond_broadcast(&primitives.pointee.condition)
-        }
+        final func lock() { pthread_mutex_lock(&primitives.pointee.mutex) }
+        final func unlock() { pthread_mutex_unlock(&primitives.pointee.mutex) }
+
+        /// Wakes every thread waiting for the state to be ready; called holding the lock.
+        final func broadcast() { pthread_cond_broadcast(&primitives.pointee.condition) }
     }
 }
 
-nonisolated extension InjectedValues.Lock where State == Void {
-    convenience init() {
-        self.init(())
+nonisolated extension InjectedValues.Scope {
+    /// Runs the update closure, which reads and writes this scope, and returns the scope, ready to be bound.
+    ///
+    /// The closure runs with a view of the scope bound, not the scope: tasks it starts and objects it makes see the
+    /// scope while it runs, and keep it no more than a snapshot does, so that a value it stores cannot keep the scope.
+    @usableFromInline
+    func configured(_ update: (inout InjectedValues) throws -> Void) rethrows -> InjectedValues.Scope {
+        let thread = InjectedValues.ThreadState.current
+        let outer = thread.own.context
+        thread.own.context = InjectedValues.Context()
+        (thread.own.context.quiet, thread.own.context.inUpdate) = (outer.quiet, true)
+        defer { thread.own.context = outer }
+        let view = InjectedValues.Scope(viewOf: cell, base: base, root: root!)
+        try InjectedValues.Store.binding.withValue(InjectedValues.Binding(scope: view)) {
+            var values = InjectedValues()
+            try update(&values)
+        }
+        return self
     }
 
-    /// Runs `body` holding the lock.
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        try plain.withLock(body)
+    /// Runs the operation with the scope bound.
+    func run<R>(_ operation: () throws -> R) rethrows -> R {
+        try InjectedValues.ThreadState.current.isolated(binding: InjectedValues.Binding(scope: self), operation)
     }
 }

@@ -84,7 +84,8 @@ extension ProcessGlobalStateTests {
             _ = InjectedValues[\.racedSetting]
             let done = DispatchGroup()
             let bodies: [@Sendable () -> Void] = [
-                { InjectedValues[\.waitedConfig] = WaitedConfig(setting: RacedSetting(-1)) },
+                // Through a nested path, whose getter reads (and so builds) the whole configuration.
+                { InjectedValues[\.waitedConfig.setting] = RacedSetting(-1) },
                 {
                     HangProbe.buildStarted.wait()
                     InjectedValues[\.lazySetting] = RacedSetting(2)
@@ -134,7 +135,7 @@ private struct RacedProvider: RacedProviding {
 }
 
 struct WaitedConfig: Sendable {
-    let setting: RacedSetting
+    var setting: RacedSetting
 }
 
 private enum RacedSettingKey: InjectionKey {

@@ -60,6 +60,8 @@ struct KeyPathTests {
         }
     }
 
+    // Since core v5 a write through a key path is quiet for its whole length: what its getter built is not reported
+    // when the test reads it later.
     @Test("every read an accessor's getter makes for a write through its key path is quiet, and built once")
     func wholeReadHalfIsQuiet() {
         let messages = Messages()
@@ -69,16 +71,17 @@ struct KeyPathTests {
             InjectedValues[\.triple] = Triple(a: 3, b: 4, c: 0)
             #expect(InjectedValues[TripleAKey.self] == 3)
             #expect(InjectedValues[TripleBKey.self] == 4)
-            // The getter read TripleCKey, which the setter does not write: quiet then, reported when the test reads it.
+            // The getter read TripleCKey, which the setter does not write: quiet, and cached.
             #expect(messages.all.isEmpty)
             #expect(InjectedValues[TripleCKey.self].value == 5)
         }
         #expect(TripleC.builds.value - before == 1)
-        #expect(messages.all.count == 1)
-        #expect(messages.all.first?.contains("the test read TripleCKey") == true)
+        #expect(messages.all.isEmpty)
     }
 
-    @Test("a launch override racing a warm-up's first read builds the live default exactly once, 300 times")
+    // Since a write through a key path reads back the value it writes (design note W6), the write builds no live
+    // default: only the warm-up's read may, once.
+    @Test("a launch override racing a warm-up's first read builds the live default at most once, 300 times")
     func launchOverrideRacingAWarmUp() async {
         // In a process of its own that runs no test's scope, as an app is.
         await #expect(processExitsWith: .success) {
@@ -94,7 +97,7 @@ struct KeyPathTests {
                     }
                 }
                 let built = PDFRenderer.liveBuilds.value - before
-                guard finished, built == 1 else {
+                guard finished, built <= 1 else {
                     fatalError("round \(round): the live default was built \(built) times")
                 }
                 guard !InjectedValues[\.launchRenderer].isLive else {
