@@ -1033,9 +1033,7 @@ nonisolated extension InjectedValues {
         let value: Value
 
         @usableFromInline
-        init(_ value: Value) {
-            self.value = value
-        }
+        init(_ value: Value) { self.value = value }
     }
 
     /// The value in a box that the store made for a key whose value type is `Value`.
@@ -1197,9 +1195,7 @@ nonisolated extension InjectedValues {
         }
 
         /// The innermost cell whose scope still runs, where a write through the snapshot goes.
-        var liveCell: Cell? {
-            levels.lazy.compactMap(\.cell).first { cell in cell.withLock { !$0.ended } }
-        }
+        var liveCell: Cell? { levels.lazy.compactMap(\.cell).first { cell in cell.withLock { !$0.ended } } }
 
         func has(_ cell: Cell) -> Bool { levels.contains { $0.cell === cell } }
 
@@ -1240,9 +1236,7 @@ nonisolated extension InjectedValues {
             root = scope?.root ?? scope?.viewed ?? Store.global
         }
 
-        init(snapshot: Snapshot) {
-            (cell, base, root) = (nil, snapshot, snapshot.endsAt ?? Store.global)
-        }
+        init(snapshot: Snapshot) { (cell, base, root) = (nil, snapshot, snapshot.endsAt ?? Store.global) }
 
         /// Visits the levels a read walks, each a cell (`nil` for a dead level) and its frozen frame, until `visit`
         /// returns `true`: the reader's own until one that `lent` has too, then `lent`'s.
@@ -1285,9 +1279,7 @@ nonisolated extension InjectedValues {
         }
 
         /// The root a read ends at: the remembered one while it exists, else the reader's.
-        func root(_ lent: Snapshot?) -> Root {
-            counts(lent) ? lent!.endsAt ?? root : root
-        }
+        func root(_ lent: Snapshot?) -> Root { counts(lent) ? lent!.endsAt ?? root : root }
     }
 
     /// The end of every lookup: the global store, or a fresh scope's root.
@@ -1298,9 +1290,7 @@ nonisolated extension InjectedValues {
         let testPolicy: TestPolicy?
         let lock = Lock(RootState())
 
-        init(testPolicy: TestPolicy?) {
-            self.testPolicy = testPolicy
-        }
+        init(testPolicy: TestPolicy?) { self.testPolicy = testPolicy }
 
         /// The test whose world this root is in, or `nil` for the process's.
         var world: TestPolicy? { testPolicy?.isProcessPolicy == false ? testPolicy : nil }
@@ -1358,9 +1348,7 @@ nonisolated extension InjectedValues {
         let scope: Scope?
 
         @usableFromInline
-        init(scope: Scope?) {
-            self.scope = scope
-        }
+        init(scope: Scope?) { self.scope = scope }
     }
 
     /// Where a write goes.
@@ -1393,7 +1381,7 @@ nonisolated extension InjectedValues {
         static let variables = Lock(Variables())
 
         /// The cells' locks: 256 stripes, never destroyed.
-        static let stripes = (0..<256).map { _ in Lock(()) }
+        static let stripes = Lock((), count: 256)
 
         /// The policy of reads made outside every test, set by the first test; and the strict tests running now.
         static let tests = Lock((process: TestPolicy?.none, strict: [TestPolicy]()))
@@ -1419,7 +1407,7 @@ nonisolated extension InjectedValues {
         /// The snapshot that a property, a capture or a scope made now remembers.
         static func snapshotToKeep() -> Snapshot? {
             let (scope, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
-            if lent == nil { return scope?.cell == nil ? scope?.base : scope!.snapshot() }
+            if lent == nil { return scope?.snapshot() }
             return Snapshot.make(Reader(scope), lent: lent)
         }
 
@@ -1428,10 +1416,14 @@ nonisolated extension InjectedValues {
         /// Opens a scope where scopes are opened now: on a captured snapshot, if any; fresh, with a root of its own.
         @usableFromInline
         static func open(fresh: Bool = false, on captured: Snapshot? = nil, policy: TestPolicy? = nil) -> Scope {
-            let (reader, lent) = place()
+            let (around, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
+            if !fresh, captured == nil, lent == nil {
+                // Where no property lends: on the scope around's own snapshot, or on the root alone.
+                return Scope(base: around?.snapshot(), root: Reader(around).root)
+            }
+            let reader = Reader(around)
             guard fresh else {
-                let base = captured == nil ? snapshotToKeep() : Snapshot.make(reader, lent: captured)
-                return Scope(base: base, root: reader.root(captured ?? lent))
+                return Scope(base: Snapshot.make(reader, lent: captured ?? lent), root: reader.root(captured ?? lent))
             }
             // A fresh scope inside a test is still in the test; outside every test of a process that runs tests, it
             // reads test values as the global store does.
@@ -1445,9 +1437,10 @@ nonisolated extension InjectedValues {
         /// The first test makes the process one that runs tests: from then on, reads outside every test get test
         /// values.
         static func openTest(_ policy: TestPolicy) -> Scope {
-            let views = global.lock.withLock { state in
-                tests.withLock { $0.process = $0.process ?? TestPolicy(strict: true, report: nil) }
-                return state.dropViews()  // They answer `.uncached` reads without the policy there now is.
+            let views = global.lock.withLock { state -> [AnyBox] in
+                guard tests.withLock({ $0.process == nil }) else { return [] }
+                tests.withLock { $0.process = TestPolicy() }
+                return state.dropViews()  // They answer `.uncached` reads without asking for the policy there now is.
             }
             withExtendedLifetime(views) {}
             return place().reader.root.world == nil ? open(fresh: true, policy: policy) : open()
@@ -1760,9 +1753,7 @@ nonisolated extension InjectedValues {
         let type: Any.Type
         let value: Any
 
-        init<T>(_ value: T) {
-            (type, self.value) = (T.self, value)
-        }
+        init<T>(_ value: T) { (type, self.value) = (T.self, value) }
     }
 
     /// A thread's record: its context and stack of defaults, which only it touches, and its view of the global store.
@@ -1912,9 +1903,7 @@ nonisolated extension InjectedValues {
         }
 
         /// The cycle that a write of `key` closes on this thread, which is evaluating it already.
-        func cycle(closingAt key: Any.Type) -> [Any.Type] {
-            Array(own.stack.drop(while: { $0 != key })) + [key]
-        }
+        func cycle(closingAt key: Any.Type) -> [Any.Type] { Array(own.stack.drop(while: { $0 != key })) + [key] }
     }
 
     /// One thread's build of one `.cached` key in one root, or its first read of a variable; unfinished, in the wait
@@ -1930,9 +1919,7 @@ nonisolated extension InjectedValues {
             Store.waits.withLock { _ = $0.unfinished.insert(ObjectIdentifier(self)) }
         }
 
-        func finish() {
-            Store.waits.withLock { _ = $0.unfinished.remove(ObjectIdentifier(self)) }
-        }
+        func finish() { Store.waits.withLock { _ = $0.unfinished.remove(ObjectIdentifier(self)) } }
     }
 
     /// Who waits for which build, and the builds still running, guarded by `Store.waits`.
@@ -1961,7 +1948,7 @@ nonisolated extension InjectedValues {
         let strict: Bool
         private let reported = Lock(Swift.Set<ObjectIdentifier>())
 
-        init(strict: Bool, report: (@Sendable (String) -> Void)?) {
+        init(strict: Bool = true, report: (@Sendable (String) -> Void)? = nil) {
             (self.strict, self.report) = (strict, report)
         }
 
@@ -2026,9 +2013,7 @@ nonisolated extension InjectedValues {
     }
 
     /// Prints a warning on the standard error.
-    static func warn(_ message: String) {
-        _ = "warning: \(message)\n".withCString { write(2, $0, strlen($0)) }
-    }
+    static func warn(_ message: String) { _ = "warning: \(message)\n".withCString { write(2, $0, strlen($0)) } }
 
     /// Stops the process because defaults read each other in a cycle.
     static func dependencyCycle(_ keys: [Any.Type]) -> Never {
@@ -2058,19 +2043,21 @@ nonisolated extension InjectedValues {
         private var primitives: UnsafeMutablePointer<(mutex: pthread_mutex_t, condition: pthread_cond_t)>
         private let ownsPrimitives: Bool
 
-        init(_ state: State, striped: Bool = false) {
+        /// A lock of its own (of `count`, side by side, for the stripes), or with `striped`, one of the stripes.
+        init(_ state: State, striped: Bool = false, count: Int = 1) {
             (self.state, ownsPrimitives) = (state, !striped)
-            primitives = striped ? Store.stripes[0].primitives : .allocate(capacity: 1)
+            primitives = striped ? Store.stripes.primitives : .allocate(capacity: count)
             if striped {
                 let address = UInt(bitPattern: ObjectIdentifier(self))
-                primitives = Store.stripes[Int((address >> 4 ^ address >> 12) & 255)].primitives
-            } else {
-                primitives.initialize(to: (pthread_mutex_t(), pthread_cond_t()))
+                primitives += Int((address >> 4 ^ address >> 12) & 255)
+            }
+            for index in 0..<(striped ? 0 : count) {
+                (primitives + index).initialize(to: (pthread_mutex_t(), pthread_cond_t()))
                 let made = (
-                    pthread_mutex_init(&primitives.pointee.mutex, nil),
-                    pthread_cond_init(&primitives.pointee.condition, nil)
+                    pthread_mutex_init(&primitives[index].mutex, nil),
+                    pthread_cond_init(&primitives[index].condition, nil)
                 )
-                precondition(made == (0, 0), "InjectedValues: pthread_mutex_init or pthread_cond_init failed: \(made)")
+                precondition(made == (0, 0), "InjectedValues: pthread_mutex_init or pthread_cond_init failed")
             }
         }
 
