@@ -67,9 +67,9 @@ nonisolated extension InjectedValues {
     /// last write wins. ``InjectedValues/reset()`` assigns back what `currentValue` held before the store first wrote
     /// it. Writes inside a scope never touch `currentValue`; they stay in the scope.
     ///
-    /// Reads and writes made through the store take turns: a read holds the reading thread's lock, and a write made
-    /// outside any scope holds every thread's, so `InjectedValues[\.networkProvider]` on one thread never races
-    /// `InjectedValues[\.networkProvider] = mock` on another.
+    /// Reads and writes made through the store take turns: both hold one process-wide lock of the store's variables,
+    /// so `InjectedValues[\.networkProvider]` on one thread never races `InjectedValues[\.networkProvider] = mock` on
+    /// another.
     ///
     /// > Important: `currentValue` is a global variable that nothing isolates. Swift 6 mode rejects a stored one that
     /// > does not say `nonisolated(unsafe)` ("static property 'currentValue' is not concurrency-safe because it is
@@ -82,11 +82,9 @@ nonisolated extension InjectedValues {
     /// Declare `currentValue` as a stored property. Its initializer runs on the variable's first read, under no lock of
     /// the store's and outside every scope, as a `.cached` default does: it may read other dependencies, which it reads
     /// in the global store, and a value it makes remembers no scope, so that it does not remember the request that
-    /// happened to read it first. Its setter and observers (`didSet`) run, during a global write or reset, holding
-    /// every thread's lock of the store's variables: they may read and write dependencies, but must not wait for
-    /// another thread, for example by reading a `.cached` dependency that another thread is still building. A computed
-    /// `currentValue`'s getter runs holding the reading thread's lock; a global write it makes, directly or through a
-    /// default it builds, lets go of that lock while the write runs.
+    /// happened to read it first. Its getter, setter and observers (`didSet`) run holding the lock of the store's
+    /// variables: they may read and write dependencies, which take the lock again without waiting; a thread that waits
+    /// for another thread's build of a `.cached` default lets go of the lock while it waits.
     public protocol InjectionKey: ReadOnlyInjectionKey {
         /// The dependency's global value: its default, and what a write made outside any scope assigns.
         ///
@@ -222,8 +220,8 @@ public nonisolated enum InjectionLifetime: Hashable, Sendable {
     /// The value is built exactly once, even when many threads read it for the first time at the same moment: one
     /// thread builds it while the others wait. It is cached in the global store, or in the fresh scope that is
     /// active (see ``withInjectedValues(fresh:_:operation:)``), and it is built in that store's context, so an
-    /// override made by a nested scope never leaks into a shared instance. Since it outlives every scope that reads
-    /// it, it remembers none: properties it makes, scopes it captures and tasks it starts resolve outside every scope.
+    /// override made by a nested scope never leaks into a shared instance. What it makes, captures or starts belongs
+    /// to that store: in a test, to the test, for as long as the test runs; it keeps the test alive no longer.
     case cached
 }
 
@@ -305,14 +303,12 @@ public nonisolated struct InjectedValues: Sendable {
     /// ```
     ///
     /// Swift writes through a key path by calling the accessor's getter first, and a `WritableKeyPath` has no
-    /// operation that calls only the setter. So this write evaluates the dependency's default where nothing overrides
-    /// it: the key's test value in a test, if it declares one, and otherwise its live default. Every read the write
-    /// makes before its first write is the getter's, not one the caller made: nothing it evaluates is reported in a
-    /// strict test, and a live value it built for the key the setter then writes is dropped, not cached; another key
-    /// it built is cached and reported when the test first reads it. Outside tests these are ordinary reads, so a
-    /// `.cached` default they build is the one every later read gets. To
-    /// override a dependency without evaluating its default at all, write it in an update closure:
-    /// `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
+    /// operation that calls only the setter. So the store first runs the getter alone: where it reads exactly one key,
+    /// of the type being written, as a plain accessor does, the write's own read of it gets the value being written,
+    /// and no live default is built. Any other getter (a nested path such as `\.formatters.duration`, or a derived
+    /// accessor that reads several keys) reads the real values, twice. The whole write is quiet: nothing it evaluates
+    /// is reported in a strict test. To override a dependency without its getter running at all, write it in an update
+    /// closure: `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
     /// `.injectedValues { $0.networkProvider = mock }`, calls the accessor's setter alone.
     ///
     /// A write to a nested path reads the outer dependency, changes the part, and overrides the outer dependency
@@ -327,7 +323,9 @@ public nonisolated struct InjectedValues: Sendable {
             var values = InjectedValues()
             // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
             // caller made: in a test it caches nothing, and it reports nothing.
-            InjectedValues.Store.writingThroughKeyPath(newValue) { values[keyPath: keyPath] = newValue }
+            InjectedValues.Store.writingThroughKeyPath(newValue, probe: { _ = values[keyPath: keyPath] }) {
+                values[keyPath: keyPath] = newValue
+            }
         }
     }
 
@@ -414,29 +412,26 @@ public nonisolated struct InjectedValues: Sendable {
 ///
 /// ## The scope a property remembers
 ///
-/// A property made while a scope is active remembers where reads looked at that moment, its *lookup*, for its whole
-/// life, so an object made with some dependencies overridden keeps using them: after the scope's operation has
-/// returned, on any thread, in a detached task or a callback. A read through the property looks, in order:
+/// A property made while a scope is active remembers that scope, so an object made with some dependencies overridden
+/// keeps using them, on any thread, in a detached task or a callback. While the scope runs (its operation, and every
+/// task started in it), the property sees it live, later writes included; once it has ended, the property sees it as
+/// it was when the property was made. A read through the property looks, in order:
 ///
-/// 1. in the reader's own active scopes, innermost first, down to the first one the remembered lookup has too, so an
+/// 1. in the reader's own active scopes, innermost first, down to the first one the property remembers too, so an
 ///    override made where the object is used wins;
 /// 2. in the remembered scopes, innermost first;
-/// 3. in the global store, or the fresh scope the remembered lookup ends in, and last at the key's default.
+/// 3. in the global store, or the fresh scope's root the remembered scopes end in while it runs, and last at the
+///    key's default.
 ///
-/// A fresh scope opened outside every other fresh scope, such as a test's, starts a world of its own: the remembered
-/// lookup is consulted only when the reader has no active scope, or when both are in the same world. Otherwise the
-/// property resolves in the reader's scopes alone, so that one test never sees another's mocks. A property made
-/// outside any scope remembers nothing and resolves wherever it is read.
+/// An object made in one test is not read with its test's scopes inside another test: there, the reader's scopes
+/// alone count. A property made outside any scope remembers nothing and resolves wherever it is read. What a property
+/// remembers never keeps the scope alive: a scope may store the objects made in it.
 ///
-/// While the remembered scope runs (its operation, and every task started in it), the property sees every write made
-/// in it. Once all of them have finished, the scope keeps what its update closure set. Assigning to the property from
-/// outside any scope overrides the key in the remembered scope, for every object made in it.
-///
-/// A property made in the update closure of ``withInjectedValues(fresh:_:operation:)`` remembers the scope around
-/// it instead, and one made in the default of a ``InjectionLifetime/cached`` key remembers no scope, so that no scope
-/// keeps a value that remembers it. A property made in the default of an `.uncached` key (a factory), evaluated for a
-/// read through another property, remembers where that read looks, so that what a factory makes keeps the scope of
-/// the object that asked for it.
+/// Assigning to the property overrides the dependency in the innermost active scope; from outside every scope, in the
+/// innermost remembered scope that still runs, or else in the global store (or the fresh scope's root that still
+/// runs). A property made in an update closure remembers the new scope as it was then; one made in the default of a
+/// ``InjectionLifetime/cached`` key, the store that keeps the value; one made in a factory default evaluated for a read
+/// through another property, that property's scope.
 @propertyWrapper
 public struct Injected<Value> {
     /// The dependency's key path.
@@ -514,8 +509,8 @@ public struct Injected<Value> {
     /// }
     /// ```
     ///
-    /// It is the lookup the property was made with, or none for a property made outside any scope. Reading it reads
-    /// nothing but the property's own immutable field, so it is safe wherever the property itself may be read.
+    /// It is what the property remembers, or nothing for a property made outside any scope. Reading it reads nothing
+    /// but the property's own immutable field, so it is safe wherever the property itself may be read.
     ///
     /// Like ``wrappedValue``, it is not marked `nonisolated`: Swift copies the mark onto the `$` variable of a wrapped
     /// local variable, where it is not allowed.
@@ -582,18 +577,17 @@ nonisolated extension InjectedValues {
 /// model.load()   // later, anywhere: still the mock
 /// ```
 ///
-/// The scope *runs* while its operation runs and while any task started in it does: until then, everything made in
-/// the scope sees the writes made in it, and a task that outlives the operation sees them, and its own, through
-/// whatever it builds on the scope. Once the last of them has finished, the scope keeps only what its update closure
-/// set. The update closure is not part of the run: objects made in it, scopes opened in it, and tasks started in it
-/// belong to the scope around this one, so that nothing the scope keeps keeps the scope.
+/// The scope *runs* while its operation runs and while any task started in it (or in its update closure, while the
+/// scope lasts) does: until then, everything made in the scope sees every write made in it. Once the last of them
+/// has finished, the scope has ended, and what was made in it sees it as it was when it was made. Nothing a scope
+/// stores keeps it running: what remembers a scope holds only its frames.
 ///
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing. A fresh scope ignores the global store and every scope around
 ///     it, so reads start from the keys' defaults, and it has its own cache of ``InjectionLifetime/cached`` values.
 ///     Tests use fresh scopes to be independent of each other. The default is `false`.
-///   - update: A closure that overrides dependencies in the new scope. Reads in it see the new scope; objects made in
-///     it remember the scope around it.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it, objects made in it and tasks it
+///     starts see the new scope.
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
 @discardableResult
@@ -621,8 +615,8 @@ public nonisolated func withInjectedValues<R>(
 /// - Parameters:
 ///   - fresh: Whether the scope starts from nothing, ignoring the global store and every scope around it, with its
 ///     own cache of ``InjectionLifetime/cached`` values. The default is `false`.
-///   - update: A closure that overrides dependencies in the new scope. Reads in it see the new scope; objects made in
-///     it remember the scope around it.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it, objects made in it and tasks it
+///     starts see the new scope.
 ///   - isolation: The actor the operation runs on. Leave the default, the caller's.
 ///   - operation: The code to run in the new scope.
 /// - Returns: The value the operation returns.
@@ -660,21 +654,20 @@ public func withInjectedValues<R>(
 /// ```
 ///
 /// Reads in the new scope, and through objects made in it, look in its own overrides, then in the scopes active where
-/// this is called (down to the first one the captured lookup has too), then in the captured scopes, as reads through
-/// the parent itself do. Where the scopes active here are in another world than the captured one (another test, or
-/// another fresh scope opened outside every other), they alone count.
+/// this is called (down to the first one the captured scope has too), then in the captured scopes, as reads through
+/// the parent itself do. Where the scopes active here are in another test than the captured one, they alone count.
 ///
 /// When the captured scope is empty, because the property was made outside any scope, the new scope is nested in the
 /// active scope, exactly as ``withInjectedValues(fresh:_:operation:)`` nests it; inside a test's scope, the test
 /// reports it, since the child then runs on the test's scope rather than the parent's. Nothing of the parent is read
-/// but the lookup its property stored when it was made, so this is safe with actors, locked classes and any
-/// `Sendable` parent, and nothing is registered anywhere.
+/// but what its property stored when it was made, so this is safe with actors, locked classes and any `Sendable`
+/// parent, and nothing is registered anywhere.
 ///
 /// - Parameters:
 ///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
 ///     ``InjectedValues/capture()``.
-///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
-///     where this is called.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it, objects made in it and tasks it
+///     starts see the new scope.
 ///   - operation: The code to run in the new scope.
 ///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
 ///   - line: The line where this is called. Leave the default.
@@ -701,8 +694,8 @@ public nonisolated func withInjectedValues<R>(
 /// - Parameters:
 ///   - scope: The scope to build on: `$property` of one of the parent's `@Injected` properties, or a scope from
 ///     ``InjectedValues/capture()``.
-///   - update: A closure that overrides dependencies in the new scope. Objects made in it remember the scope active
-///     where this is called.
+///   - update: A closure that overrides dependencies in the new scope. Reads in it, objects made in it and tasks it
+///     starts see the new scope.
 ///   - isolation: The actor the operation runs on. Leave the default, the caller's.
 ///   - operation: The code to run in the new scope.
 ///   - fileID: Where this is called, named when a test reports that `scope` is empty. Leave the default.
@@ -811,13 +804,12 @@ nonisolated extension InjectedValues {
     /// }
     /// ```
     ///
-    /// It captures what an ``Injected`` property made at the same place would remember: in an update closure, the
-    /// scope around the new one, and in the default of a ``InjectionLifetime/cached`` key, nothing, so that no scope
-    /// keeps a capture of itself. Like every lookup the library makes, it leaves out the scopes that can add nothing
-    /// to it (a scope that has finished running and kept nothing), so that work that captures again in each hop, as
-    /// polling and retries do, holds a lookup as short after thousands of hops as after two.
+    /// It captures what an ``Injected`` property made at the same place would remember: the active scopes, live while
+    /// they run and as they were when captured once they have ended. Scopes that have ended merge into one level when
+    /// something is captured, so that work that captures again in each hop, as polling and retries do, holds a capture
+    /// as short after thousands of hops as after two.
     ///
-    /// - Returns: The captured scope, which keeps its scopes alive for as long as it lives.
+    /// - Returns: The captured scope. It keeps the frames of the scopes it captured, never the scopes themselves.
     public static func capture() -> CapturedScope {
         CapturedScope(snapshot: InjectedValues.Store.snapshotToKeep())
     }
@@ -825,11 +817,10 @@ nonisolated extension InjectedValues {
     /// A scope captured by ``InjectedValues/capture()`` or handed out by an ``Injected`` property, to run code in it
     /// later, on any thread.
     ///
-    /// It holds the captured lookup for as long as it lives, and nothing once it is gone. Each ``run(_:)`` opens a new
-    /// scope based on it, exactly as ``withInjectedValues(from:_:operation:fileID:line:)`` does with no update
-    /// closure: writes made in the body stay in that scope, and reads look in the body's own writes, then in the
-    /// scopes active where it runs (down to the first one the captured lookup has too), then in the captured scopes. A
-    /// capture made outside any scope runs its body where it is run.
+    /// Each ``run(_:)`` opens a new scope based on it, exactly as ``withInjectedValues(from:_:operation:fileID:line:)``
+    /// does with no update closure: writes made in the body stay in that scope, and reads look in the body's own
+    /// writes, then in the scopes active where it runs (down to the first one the capture has too), then in the
+    /// captured scopes. A capture made outside any scope runs its body where it is run.
     public struct CapturedScope: Sendable {
         let snapshot: InjectedValues.Snapshot?
         /// The value type of the `@Injected` property that handed out the scope, or `nil` for a capture.
@@ -1119,11 +1110,16 @@ nonisolated extension InjectedValues {
         }
 
         /// The scope's end, when its last binding does: its cell is emptied, and what it held released.
+        ///
+        /// A fresh scope's root, which scopes nested in it may keep, keeps its final frame for the builds made there.
         deinit {
-            guard root != nil, let cell else { return }
+            guard let root, let cell else { return }
             let dropped = cell.withLock { state in
                 defer { (state.frame, state.ended, state.kept) = (Frame(), true, nil) }
                 return (state.frame, state.kept)
+            }
+            if base == nil, root !== Store.global {
+                root.lock.withLock { if $0.owner === cell { $0.ownerFrame = dropped.0 } }
             }
             withExtendedLifetime(dropped) {}
         }
@@ -1134,7 +1130,12 @@ nonisolated extension InjectedValues {
             guard let cell, let root, base?.isClean ?? true else { return Snapshot.make(Reader(self), lent: nil) }
             if let kept = cell.withLock({ $0.kept }), kept.isClean { return kept }
             let made = Snapshot(cell, next: base, root: root)
-            cell.withLock { $0.kept = made }
+            // What it replaces is released after unlocking: a snapshot's last release may release user values.
+            let replaced = cell.withLock { state in
+                defer { state.kept = made }
+                return state.kept
+            }
+            withExtendedLifetime(replaced) {}
             return made
         }
     }
@@ -1154,8 +1155,9 @@ nonisolated extension InjectedValues {
         /// The root reads end at, weakly, unless it is the global store: `nil` once a fresh root has ended.
         weak let root: Root?
         let isGlobal: Bool
-        /// The test whose world the snapshot is in: `nil` for the process's, or once that test has ended.
-        weak let world: TestPolicy?
+        /// The test whose world the snapshot is in, or `nil` for the process's; kept after the test ends, so that its
+        /// objects stay out of every other world (a policy holds no scope and no value).
+        let world: TestPolicy?
 
         init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root) {
             (self.cell, self.frozen, self.version, self.next) = (cell, frozen, version, next)
@@ -1323,8 +1325,9 @@ nonisolated extension InjectedValues {
         /// The `.cached` values built, and the builds in progress.
         var cache: [ObjectIdentifier: AnyBox] = [:]
         var building: [ObjectIdentifier: BuildTicket] = [:]
-        /// A fresh scope's own cell, whose overrides its builds read (emptied when that scope ends).
+        /// A fresh scope's own cell, whose overrides its builds read, and the frame it had when that scope ended.
         var owner: Cell?
+        var ownerFrame = Frame()
         /// The global store's: every thread's record, whose views its writes empty, by the record's address.
         var threads: [UInt: ThreadState] = [:]
 
@@ -1490,10 +1493,11 @@ nonisolated extension InjectedValues {
         /// Reads a key through a property, or in a write through a key path.
         @inline(never)
         private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
-            if let pending = thread.own.context.pending, pending.type == K.Value.self {
-                // The getter of a write through a key path, which Swift calls before the setter: for a key of the
-                // written value's type, the value being written, so that no live default is built to be replaced.
-                return pending.value as! K.Value
+            if let pending = thread.own.context.pending {
+                // The getter of a write through a key path, which Swift calls before the setter: where it reads one
+                // key, of the written value's type, the value being written, so that no live default is built.
+                (pending.reads, pending.matched) = (pending.reads + 1, pending.matched && pending.type == K.Value.self)
+                if pending.matched { return pending.value as! K.Value }
             }
             let (id, bound, lent) = (ObjectIdentifier(key), binding.get().scope, thread.own.context.lent)
             if let lent {
@@ -1571,7 +1575,9 @@ nonisolated extension InjectedValues {
         /// in a nested scope, so that no override of one is baked into an instance every scope shares; and what it
         /// makes, captures or starts holds the root as weakly as a snapshot does.
         private static func build<K: ReadOnlyInjectionKey>(_ key: K.Type, in root: Root) -> K.Value {
-            let view = root === global ? nil : Scope(viewOf: root.lock.withLock { $0.owner }, base: nil, root: root)
+            let (owner, frame) = root.lock.withLock { ($0.owner, $0.ownerFrame) }
+            let ended = frame.isEmpty ? nil : Snapshot(nil, frame, nil, next: nil, root: root)
+            let view = root === global ? nil : Scope(viewOf: owner, base: ended, root: root)
             return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
             }
@@ -1600,17 +1606,21 @@ nonisolated extension InjectedValues {
         static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
             let (id, thread, scope) = (ObjectIdentifier(key), ThreadState.current, binding.get().scope)
             thread.own.context.pending = nil  // The first write of a write through a key path ends its read half.
-            let (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
-            if let cell {
-                let (wrote, replaced) = cell.withLock { state -> (Bool, AnyBox?) in
+            var (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
+            while let chosen = cell {
+                let (wrote, replaced) = chosen.withLock { state -> (Bool, AnyBox?) in
                     guard !state.ended else { return (false, nil) }
                     state.version &+= 1
                     return (true, state.frame.set(id, box))
                 }
-                // A view's cell whose scope has ended (a task an update closure started) has no write to take.
-                if !wrote { warn(droppedWriteMessage(for: key)) }
                 withExtendedLifetime(replaced) {}
-            } else if let root, root !== global || !K.currentValueIsVariable {
+                if wrote { return }
+                // The scope ended since it was chosen: the write goes where it would go now. A view's own cell (a task
+                // an update closure started, after the scope ended) has nowhere else.
+                guard root != nil else { return warn(droppedWriteMessage(for: key)) }
+                (cell, root) = target(Reader(scope), thread.own.context.lent)
+            }
+            if let root, root !== global || !K.currentValueIsVariable {
                 root.set(id, box)
             } else if root != nil {
                 let settable = key as! any InjectionKey.Type
@@ -1620,14 +1630,19 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// Runs `body`, a write of `value` through a key path, whose reads are quiet, and whose read half (Swift calls
-        /// the getter before the setter) reads `value` back for a key of its type.
-        static func writingThroughKeyPath<T>(_ value: T, _ body: () -> Void) {
-            let thread = ThreadState.current
+        /// Runs `write`, a write of `value` through a key path, whose reads are quiet.
+        ///
+        /// Swift calls the accessor's getter before its setter: `probe`, the getter alone, tells whether it reads
+        /// exactly one key, of the written type, as a plain accessor does; if so, that read during `write` gets `value`
+        /// back, and builds no default.
+        static func writingThroughKeyPath<T>(_ value: T, probe: () -> Void, _ write: () -> Void) {
+            let (thread, pending) = (ThreadState.current, Pending(value))
             let outer = thread.own.context
-            (thread.own.context.quiet, thread.own.context.pending) = (true, Pending(value))
+            (thread.own.context.quiet, thread.own.context.pending) = (true, pending)
             defer { thread.own.context = outer }
-            body()
+            probe()
+            thread.own.context.pending = pending.reads == 1 && pending.matched ? Pending(value) : nil
+            write()
         }
 
         /// Assigns an `InjectionKey`'s variable for a global write, holding the variables mutex, and drops what was
@@ -1648,7 +1663,9 @@ nonisolated extension InjectedValues {
                 return old
             }
             let dropped = global.lock.withLock { state in
-                [K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil] + state.dropViews()
+                // A build in progress read the value this write replaced: it stores nothing, and waiters read again.
+                if K.lifetime == .cached { (state.building[id], _) = (nil, global.lock.broadcast()) }
+                return [K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil] + state.dropViews()
             }
             withExtendedLifetime((replaced, dropped)) {}
         }
@@ -1711,11 +1728,11 @@ nonisolated extension InjectedValues {
                     continue
                 }
                 guard let ticket else {
-                    thread.own.readVariables.insert(id)
+                    thread.own.readVariables.append(id)
                     return thread.holdingVariables { K.currentValue }
                 }
                 let value = thread.isolated(binding: Binding(scope: nil)) { K.currentValue }
-                (_, _) = (ticket.finish(), thread.own.readVariables.insert(id))
+                (_, _) = (ticket.finish(), thread.own.readVariables.append(id))
                 variables.withLock { state in
                     (state.firstReads[id], _) = (nil, state.initialized.insert(id))
                     variables.broadcast()
@@ -1752,6 +1769,9 @@ nonisolated extension InjectedValues {
     final class Pending {
         let type: Any.Type
         let value: Any
+        /// How many keys the getter has read, and whether each was of the written type.
+        var reads = 0
+        var matched = true
 
         init<T>(_ value: T) { (type, self.value) = (T.self, value) }
     }
@@ -1781,8 +1801,9 @@ nonisolated extension InjectedValues {
             var stack: [Any.Type] = []
             /// How deep this thread holds the variables mutex: a variable's accessor may read or assign another.
             var heldVariables = 0
-            /// The variables whose first read has returned, as far as this thread knows.
-            var readVariables = Swift.Set<ObjectIdentifier>()
+            /// The variables whose first read has returned, as far as this thread knows: a list, since a program has
+            /// few, and comparing a few identifiers costs less than hashing one.
+            var readVariables: [ObjectIdentifier] = []
         }
 
         /// This thread's record, made on first use and released when the thread exits.
@@ -1894,12 +1915,15 @@ nonisolated extension InjectedValues {
         /// most, and each checked, under the same lock, that it closed no loop when it began waiting.
         private func cycle(waitingFor ticket: BuildTicket, _ keys: [Any.Type], in graph: WaitGraph) -> [Any.Type]? {
             var (chain, next): ([Any.Type], BuildTicket) = ([], ticket)
-            while next.builder != ObjectIdentifier(self) {
-                guard let wait = graph.waiting[next.builder], graph.unfinished.contains(ObjectIdentifier(wait.ticket))
-                else { return nil }
+            // A finished ticket ends the chain, the first one too: its builder may be waiting for something else now.
+            while graph.unfinished.contains(ObjectIdentifier(next)) {
+                if next.builder == ObjectIdentifier(self) {
+                    return Array(keys.drop(while: { $0 != next.key })) + chain + [next.key]
+                }
+                guard let wait = graph.waiting[next.builder] else { return nil }
                 (chain, next) = (chain + wait.keys.drop(while: { $0 != next.key }), wait.ticket)
             }
-            return Array(keys.drop(while: { $0 != next.key })) + chain + [next.key]
+            return nil
         }
 
         /// The cycle that a write of `key` closes on this thread, which is evaluating it already.

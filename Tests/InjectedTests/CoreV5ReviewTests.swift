@@ -1,0 +1,350 @@
+import Foundation
+import Injected
+import Testing
+
+/// The defects an outside review of core v5 reproduced with small programs, each the way it fails in the field.
+///
+/// The races run in a child process each (an exit test), where no other test sees the global store they reset and
+/// write, and a bounded number of rounds; each failed on the code before its fix in most runs.
+@Suite("Core v5 review")
+struct CoreV5ReviewTests {
+    @Test("a replaced value whose deinit reads a dependency is released after the scope's lock, not under it")
+    func deinitOfAReplacedValueReadsWithoutDeadlock() {
+        let finished = DispatchSemaphore(value: 0)
+        let seen = ReviewLog()
+        Thread {
+            withInjectedValues {
+                $0.reviewName = "request"
+            } operation: {
+                InjectedValues[\.reviewToken] = ReviewToken(seen)
+                var model: ReviewModel? = ReviewModel()  // its snapshot's frame holds the token
+                InjectedValues[\.reviewToken] = nil  // now only that snapshot does
+                model = nil
+                _ = model
+                _ = ReviewModel()  // replaces the snapshot, releasing the token
+            }
+            finished.signal()
+        }.start()
+        #expect(finished.wait(timeout: .now() + 10) == .success, "the scope deadlocked in the token's deinit")
+        #expect(seen.entries == ["request"])
+    }
+
+    @Test("a write through a nested path leaves the keys of the written type that the outer getter reads alone")
+    func nestedKeyPathWriteReadsSiblingsOfTheSameType() {
+        withInjectedValues { _ in
+        } operation: {
+            InjectedValues[\.reviewConfig.user] = "alice"
+            #expect(InjectedValues[\.reviewConfig].host == "example.com")
+            #expect(InjectedValues[\.reviewConfig].user == "alice")
+        }
+    }
+
+    @Test("an object made in a test stays out of a plain scope's reads after the test has ended")
+    func testObjectStaysOutOfTheProcessAfterTheTest() {
+        let model = withTestInjectedValues(strict: false, reportingTo: { _ in }) {
+            $0.reviewName = "test-mock"
+        } operation: {
+            ReviewModel()
+        }
+        let read = withInjectedValues {
+            $0.reviewOther = "x"
+        } operation: {
+            model.name
+        }
+        #expect(read == "live")
+    }
+
+    @Test("a task that outlives its test builds the test's cached service with the test's overrides, and no report")
+    func cachedBuildAfterTheTestUsesItsOverrides() async {
+        let reports = ReviewLog()
+        let gate = ReviewGate()
+        let task = withTestInjectedValues(strict: true, reportingTo: reports.append) {
+            $0.reviewName = "mock-api"
+        } operation: {
+            withInjectedValues {
+                $0.reviewOther = "child"
+            } operation: {
+                Task {
+                    await gate.wait()
+                    return (InjectedValues[\.reviewName], InjectedValues[\.reviewRepo].api)
+                }
+            }
+        }
+        await gate.open()
+        let (name, api) = await task.value
+        #expect(name == "mock-api")
+        #expect(api == "mock-api")
+        #expect(!reports.entries.contains { $0.contains("ReviewNameKey") }, "reported: \(reports.entries)")
+    }
+
+    @Test("a key read while another thread finishes building what it needs is not taken for a cycle, 300,000 rounds")
+    func finishedBuildIsNoCycle() async {
+        await #expect(processExitsWith: .success) {
+            let rounds = RoundThreads(
+                { _ = InjectedValues[\.reviewOuter] },
+                {
+                    _ = InjectedValues[\.reviewInner]
+                    _ = InjectedValues[\.reviewOuter]
+                }
+            )
+            for _ in 0..<300_000 { rounds.run { InjectedValues.reset() } }
+        }
+    }
+
+    @Test("a global write racing the first build of a cached article-style key is what later reads get, 100,000 rounds")
+    func globalWriteRacingACachedVariableBuild() async {
+        await #expect(processExitsWith: .success) {
+            let round = ReviewLog()
+            let rounds = RoundThreads(
+                { _ = InjectedValues[\.reviewConnection] },
+                { InjectedValues[\.reviewConnection] = ReviewConnection(round.entries.count) }
+            )
+            for index in 0..<100_000 {
+                rounds.run {
+                    InjectedValues.reset()
+                    round.append("")
+                }
+                let read = InjectedValues[\.reviewConnection].tag
+                precondition(read == index + 1, "round \(index): read \(read) after the write of \(index + 1)")
+            }
+        }
+    }
+
+    @Test("a write through an object whose scope ends at that moment goes to the global store, never dropped")
+    func writeAsTheScopeEndsIsNotDropped() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let holder = ReviewHolder()
+            let rounds = RoundThreads({ holder.model!.count = 7 })
+            for _ in 0..<100_000 {
+                withInjectedValues {
+                    $0.reviewCount = 1
+                } operation: {
+                    holder.model = ReviewModel()
+                    rounds.start()
+                    var sum = 0
+                    for step in 0..<Int.random(in: 0..<300) { sum &+= step }
+                    precondition(sum >= 0)
+                }
+                rounds.finish()
+            }
+        }
+        #expect(!standardError(of: result).contains("was dropped"))
+    }
+}
+
+/// Threads that each run their body once per round.
+private final class RoundThreads: @unchecked Sendable {
+    // `@unchecked Sendable`: the semaphores are made to be shared; the bodies are set once, before the threads start.
+    private let bodies: [@Sendable () -> Void]
+    private let go: [DispatchSemaphore]
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ bodies: (@Sendable () -> Void)...) {
+        self.bodies = bodies
+        go = bodies.map { _ in DispatchSemaphore(value: 0) }
+        for (body, go) in zip(bodies, go) {
+            let done = self.done
+            Thread {
+                while true {
+                    go.wait()
+                    body()
+                    done.signal()
+                }
+            }.start()
+        }
+    }
+
+    /// Runs `before`, then every body at once, and waits for them.
+    func run(_ before: () -> Void = {}) {
+        before()
+        start()
+        finish()
+    }
+
+    func start() {
+        for go in go { go.signal() }
+    }
+
+    func finish() {
+        for _ in bodies { done.wait() }
+    }
+}
+
+/// Holds the model the threads write through.
+private final class ReviewHolder: @unchecked Sendable {
+    // `@unchecked Sendable`: set before a round starts, read by the round's thread.
+    var model: ReviewModel?
+}
+
+private final class ReviewLog: @unchecked Sendable {
+    // `@unchecked Sendable`: `recorded` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var recorded: [String] = []
+
+    var entries: [String] { lock.withLock { recorded } }
+
+    func append(_ entry: String) {
+        lock.withLock { recorded.append(entry) }
+    }
+}
+
+/// A gate tasks wait at until it opens.
+private actor ReviewGate {
+    private var isOpen = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for continuation in waiting { continuation.resume() }
+        waiting = []
+    }
+}
+
+private final class ReviewToken: Sendable {
+    private let log: ReviewLog
+
+    init(_ log: ReviewLog) {
+        self.log = log
+    }
+
+    deinit { log.append(InjectedValues[\.reviewName]) }
+}
+
+private final class ReviewModel: Sendable {
+    let nameProperty = Injected(\.reviewName)
+    let countProperty = Injected(\.reviewCount)
+
+    var name: String { nameProperty.wrappedValue }
+
+    var count: Int {
+        get { countProperty.wrappedValue }
+        set { countProperty.wrappedValue = newValue }
+    }
+}
+
+private final class ReviewRepo: Sendable {
+    let api = InjectedValues[\.reviewName]
+}
+
+/// A dependency whose build takes a moment, as a real one's does.
+private final class ReviewInner: Sendable {
+    init() {
+        var sum = 0
+        for step in 0..<200 { sum &+= step }
+        precondition(sum > 0)
+    }
+}
+
+private final class ReviewOuter: Sendable {
+    let inner = InjectedValues[\.reviewInner]
+}
+
+private final class ReviewConnection: Sendable {
+    let tag: Int
+
+    init(_ tag: Int) {
+        self.tag = tag
+    }
+}
+
+private struct ReviewConfig: Sendable {
+    var host: String
+    var user: String
+}
+
+private enum ReviewNameKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "live" }
+}
+
+private enum ReviewOtherKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "" }
+}
+
+private enum ReviewCountKey: ReadOnlyInjectionKey {
+    static var currentValue: Int { 0 }
+}
+
+private enum ReviewTokenKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewToken? { nil }
+}
+
+private enum ReviewHostKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "example.com" }
+}
+
+private enum ReviewUserKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "guest" }
+}
+
+private enum ReviewRepoKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewRepo { ReviewRepo() }
+}
+
+private enum ReviewInnerKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewInner { ReviewInner() }
+}
+
+private enum ReviewOuterKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewOuter { ReviewOuter() }
+}
+
+private struct ReviewConnectionKey: InjectionKey {
+    nonisolated(unsafe) static var currentValue = ReviewConnection(0)
+    static var lifetime: InjectionLifetime { .cached }
+}
+
+extension InjectedValues {
+    fileprivate var reviewName: String {
+        get { Self[ReviewNameKey.self] }
+        set { Self[ReviewNameKey.self] = newValue }
+    }
+
+    fileprivate var reviewOther: String {
+        get { Self[ReviewOtherKey.self] }
+        set { Self[ReviewOtherKey.self] = newValue }
+    }
+
+    fileprivate var reviewCount: Int {
+        get { Self[ReviewCountKey.self] }
+        set { Self[ReviewCountKey.self] = newValue }
+    }
+
+    fileprivate var reviewToken: ReviewToken? {
+        get { Self[ReviewTokenKey.self] }
+        set { Self[ReviewTokenKey.self] = newValue }
+    }
+
+    /// A composite accessor, whose getter reads two keys of the type a nested write writes.
+    fileprivate var reviewConfig: ReviewConfig {
+        get { ReviewConfig(host: Self[ReviewHostKey.self], user: Self[ReviewUserKey.self]) }
+        set {
+            Self[ReviewHostKey.self] = newValue.host
+            Self[ReviewUserKey.self] = newValue.user
+        }
+    }
+
+    fileprivate var reviewRepo: ReviewRepo {
+        get { Self[ReviewRepoKey.self] }
+        set { Self[ReviewRepoKey.self] = newValue }
+    }
+
+    fileprivate var reviewInner: ReviewInner {
+        get { Self[ReviewInnerKey.self] }
+        set { Self[ReviewInnerKey.self] = newValue }
+    }
+
+    fileprivate var reviewOuter: ReviewOuter {
+        get { Self[ReviewOuterKey.self] }
+        set { Self[ReviewOuterKey.self] = newValue }
+    }
+
+    fileprivate var reviewConnection: ReviewConnection {
+        get { Self[ReviewConnectionKey.self] }
+        set { Self[ReviewConnectionKey.self] = newValue }
+    }
+}
