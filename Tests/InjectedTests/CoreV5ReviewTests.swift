@@ -80,12 +80,14 @@ struct CoreV5ReviewTests {
     @Test("a key read while another thread finishes building what it needs is not taken for a cycle, 300,000 rounds")
     func finishedBuildIsNoCycle() async {
         await #expect(processExitsWith: .success) {
+            // The second thread is released first, as in the reproduction: it builds the inner key and then waits for
+            // the first thread's build of the outer one, while that build reads the inner key.
             let rounds = RoundThreads(
-                { _ = InjectedValues[\.reviewOuter] },
                 {
                     _ = InjectedValues[\.reviewInner]
                     _ = InjectedValues[\.reviewOuter]
-                }
+                },
+                { _ = InjectedValues[\.reviewOuter] }
             )
             for _ in 0..<300_000 { rounds.run { InjectedValues.reset() } }
         }
