@@ -1502,11 +1502,9 @@ nonisolated extension InjectedValues {
             let (id, bound, lent) = (ObjectIdentifier(key), binding.get().scope, thread.own.context.lent)
             if let lent {
                 // Through a property read in the scope it was made in, or outside every scope: its first level.
-                let cell = lent.cell
-                if let cell, cell === bound?.cell, let box = cell.withLock({ $0.frame[id] }) {
-                    return unbox(box, as: K.Value.self)
-                }
-                if bound == nil, let box = Snapshot.box(for: id, in: cell, lent.frozen) {
+                if let cell = bound?.cell {
+                    if cell === lent.cell, let box = cell.withLock({ $0.frame[id] }) { return unbox(box, as: K.Value.self) }
+                } else if bound == nil, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
                     return unbox(box, as: K.Value.self)
                 }
             }
