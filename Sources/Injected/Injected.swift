@@ -303,10 +303,11 @@ public nonisolated struct InjectedValues: Sendable {
     /// ```
     ///
     /// Swift writes through a key path by calling the accessor's getter first, and a `WritableKeyPath` has no
-    /// operation that calls only the setter. So the store first runs the getter alone: where it reads exactly one key,
-    /// of the type being written, as a plain accessor does, the write's own read of it gets the value being written,
-    /// and no live default is built. Any other getter (a nested path such as `\.formatters.duration`, or a derived
-    /// accessor that reads several keys) reads the real values, twice. The whole write is quiet: nothing it evaluates
+    /// operation that calls only the setter. So the store first runs the getter alone: where the path is one accessor
+    /// whose getter reads exactly one key, of the type being written, as a plain accessor does, the getter's read
+    /// during the write gets the value being written, and no live default is built; the setter reads real values. A
+    /// nested path such as `\.formatters.duration`, or a derived accessor that reads several keys, reads the real
+    /// values, twice. The whole write is quiet: nothing it evaluates
     /// is reported in a strict test. To override a dependency without its getter running at all, write it in an update
     /// closure: `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
     /// `.injectedValues { $0.networkProvider = mock }`, calls the accessor's setter alone.
@@ -323,7 +324,7 @@ public nonisolated struct InjectedValues: Sendable {
             var values = InjectedValues()
             // Swift writes a key path through an accessor by reading the accessor first. That read is not one the
             // caller made: in a test it caches nothing, and it reports nothing.
-            InjectedValues.Store.writingThroughKeyPath(newValue, probe: { _ = values[keyPath: keyPath] }) {
+            InjectedValues.Store.writingThroughKeyPath(newValue, keyPath, probe: { _ = values[keyPath: keyPath] }) {
                 values[keyPath: keyPath] = newValue
             }
         }
@@ -1114,13 +1115,20 @@ nonisolated extension InjectedValues {
         /// A fresh scope's root, which scopes nested in it may keep, keeps its final frame for the builds made there.
         deinit {
             guard let root, let cell else { return }
-            let dropped = cell.withLock { state in
-                defer { (state.frame, state.ended, state.kept) = (Frame(), true, nil) }
-                return (state.frame, state.kept)
+            func end() -> (Frame, Snapshot?) {
+                cell.withLock { state in
+                    defer { (state.frame, state.ended, state.kept) = (Frame(), true, nil) }
+                    return (state.frame, state.kept)
+                }
             }
-            if base == nil, root !== Store.global {
-                root.lock.withLock { if $0.owner === cell { $0.ownerFrame = dropped.0 } }
-            }
+            // A fresh scope's root takes its frame in the same step as the cell ends, so that no build sees neither.
+            let dropped =
+                base == nil && root !== Store.global
+                ? root.lock.withLock { state in
+                    let dropped = end()
+                    if state.owner === cell { state.ownerFrame = dropped.0 }
+                    return dropped
+                } : end()
             withExtendedLifetime(dropped) {}
         }
 
@@ -1129,7 +1137,7 @@ nonisolated extension InjectedValues {
         func snapshot() -> Snapshot? {
             guard let cell, let root, base?.isClean ?? true else { return Snapshot.make(Reader(self), lent: nil) }
             if let kept = cell.withLock({ $0.kept }), kept.isClean { return kept }
-            let made = Snapshot(cell, next: base, root: root)
+            let made = Snapshot(cell, next: base, root: root, world: base?.world ?? root.world)
             // What it replaces is released after unlocking: a snapshot's last release may release user values.
             let replaced = cell.withLock { state in
                 defer { state.kept = made }
@@ -1159,15 +1167,15 @@ nonisolated extension InjectedValues {
         /// objects stay out of every other world (a policy holds no scope and no value).
         let world: TestPolicy?
 
-        init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root) {
-            (self.cell, self.frozen, self.version, self.next) = (cell, frozen, version, next)
-            (isGlobal, self.root, world) = (root === Store.global, root === Store.global ? nil : root, root.world)
+        init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root, world: TestPolicy?) {
+            (self.cell, self.frozen, self.version, self.next, self.world) = (cell, frozen, version, next, world)
+            (isGlobal, self.root) = (root === Store.global, root === Store.global ? nil : root)
         }
 
         /// A level of `cell` as it is now.
-        convenience init(_ cell: Cell, next: Snapshot?, root: Root) {
+        convenience init(_ cell: Cell, next: Snapshot?, root: Root, world: TestPolicy?) {
             let (frame, version, ended) = cell.withLock { ($0.frame, $0.version, $0.ended) }
-            self.init(ended ? nil : cell, frame, ended ? nil : version, next: next, root: root)
+            self.init(ended ? nil : cell, frame, ended ? nil : version, next: next, root: root, world: world)
         }
 
         var endsAt: Root? { isGlobal ? Store.global : root }
@@ -1204,11 +1212,13 @@ nonisolated extension InjectedValues {
         /// What a read from `reader`, through `lent`, walks, as a snapshot: live levels frozen now, dead ones merged,
         /// empty ones dropped, and a clean tail shared; `nil` when that is the global store alone.
         static func make(_ reader: Reader, lent: Snapshot?) -> Snapshot? {
-            let root = reader.root(lent)
-            let empty = root === Store.global ? nil : Snapshot(nil, Frame(), nil, next: nil, root: root)
+            // A snapshot stays in the world of what it was made from, even once that world's root has ended.
+            let (root, world) = (reader.root(lent), reader.counts(lent) ? lent!.world : reader.world)
+            let empty = root === Store.global ? nil : Snapshot(nil, Frame(), nil, next: nil, root: root, world: world)
             if !reader.counts(lent), reader.base?.isClean ?? true {
                 // The common cases: a scope's own level on its clean base, or what a view shows.
-                return reader.cell.map { Snapshot($0, next: reader.base, root: root) } ?? reader.base ?? empty
+                return reader.cell.map { Snapshot($0, next: reader.base, root: root, world: world) } ?? reader.base
+                    ?? empty
             }
             var levels: [(cell: Cell?, frame: Frame, version: UInt?)] = []
             reader.walk(lent) { cell, frozen in
@@ -1222,8 +1232,9 @@ nonisolated extension InjectedValues {
                 }
                 return false
             }
-            return levels.reversed().reduce(nil) { Snapshot($1.cell, $1.frame, $1.version, next: $0, root: root) }
-                ?? empty
+            return levels.reversed().reduce(nil) {
+                Snapshot($1.cell, $1.frame, $1.version, next: $0, root: root, world: world)
+            } ?? empty
         }
     }
 
@@ -1232,13 +1243,18 @@ nonisolated extension InjectedValues {
         let cell: Cell?
         let base: Snapshot?
         let root: Root
+        /// The test whose world the read is in: its levels', which keep it after the test's root ends, else its root's.
+        let world: TestPolicy?
 
         init(_ scope: Scope?) {
             (cell, base) = (scope?.cell, scope?.base)
             root = scope?.root ?? scope?.viewed ?? Store.global
+            world = base?.world ?? root.world
         }
 
-        init(snapshot: Snapshot) { (cell, base, root) = (nil, snapshot, snapshot.endsAt ?? Store.global) }
+        init(snapshot: Snapshot) {
+            (cell, base, root, world) = (nil, snapshot, snapshot.endsAt ?? Store.global, snapshot.world)
+        }
 
         /// Visits the levels a read walks, each a cell (`nil` for a dead level) and its frozen frame, until `visit`
         /// returns `true`: the reader's own until one that `lent` has too, then `lent`'s.
@@ -1277,7 +1293,7 @@ nonisolated extension InjectedValues {
         /// Whether a remembered snapshot counts: where the reader has no scope, or in the same world.
         func counts(_ lent: Snapshot?) -> Bool {
             guard let lent else { return false }
-            return (cell == nil && base == nil) || root.world === lent.world
+            return (cell == nil && base == nil) || world === lent.world
         }
 
         /// The root a read ends at: the remembered one while it exists, else the reader's.
@@ -1303,9 +1319,8 @@ nonisolated extension InjectedValues {
         }
 
         /// Overrides a key in the root, and empties every thread's view of the global store.
-        func set(_ id: ObjectIdentifier, _ box: AnyBox) {
-            let dropped = lock.withLock { [$0.overrides.set(id, box)] + $0.dropViews() }
-            withExtendedLifetime(dropped) {}
+        func set(_ id: ObjectIdentifier, _ box: AnyBox) -> [AnyBox?] {
+            lock.withLock { [$0.overrides.set(id, box)] + $0.dropViews() }
         }
 
         /// Drops every override and cached value; builds in progress finish, but are not stored.
@@ -1495,15 +1510,19 @@ nonisolated extension InjectedValues {
         private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
             if let pending = thread.own.context.pending {
                 // The getter of a write through a key path, which Swift calls before the setter: where it reads one
-                // key, of the written value's type, the value being written, so that no live default is built.
+                // key, of the written value's type, the value being written, so that no live default is built. The
+                // write's own getter gets it once; its setter reads real values.
                 (pending.reads, pending.matched) = (pending.reads + 1, pending.matched && pending.type == K.Value.self)
+                if !pending.probing { thread.own.context.pending = nil }
                 if pending.matched { return pending.value as! K.Value }
             }
             let (id, bound, lent) = (ObjectIdentifier(key), binding.get().scope, thread.own.context.lent)
             if let lent {
                 // Through a property read in the scope it was made in, or outside every scope: its first level.
                 if let cell = bound?.cell {
-                    if cell === lent.cell, let box = cell.withLock({ $0.frame[id] }) { return unbox(box, as: K.Value.self) }
+                    if cell === lent.cell, let box = cell.withLock({ $0.frame[id] }) {
+                        return unbox(box, as: K.Value.self)
+                    }
                 } else if bound == nil, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
                     return unbox(box, as: K.Value.self)
                 }
@@ -1573,9 +1592,14 @@ nonisolated extension InjectedValues {
         /// in a nested scope, so that no override of one is baked into an instance every scope shares; and what it
         /// makes, captures or starts holds the root as weakly as a snapshot does.
         private static func build<K: ReadOnlyInjectionKey>(_ key: K.Type, in root: Root) -> K.Value {
+            // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
+            // the build began, or as it was when it ended.
             let (owner, frame) = root.lock.withLock { ($0.owner, $0.ownerFrame) }
-            let ended = frame.isEmpty ? nil : Snapshot(nil, frame, nil, next: nil, root: root)
-            let view = root === global ? nil : Scope(viewOf: owner, base: ended, root: root)
+            let level = owner.map { Snapshot($0, next: nil, root: root, world: root.world) }
+            let base =
+                level?.cell == nil
+                ? frame.isEmpty ? nil : Snapshot(nil, frame, nil, next: nil, root: root, world: root.world) : level
+            let view = root === global ? nil : Scope(viewOf: nil, base: base, root: root)
             return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
             }
@@ -1611,7 +1635,7 @@ nonisolated extension InjectedValues {
                     state.version &+= 1
                     return (true, state.frame.set(id, box))
                 }
-                withExtendedLifetime(replaced) {}
+                thread.releasing(consume replaced)
                 if wrote { return }
                 // The scope ended since it was chosen: the write goes where it would go now. A view's own cell (a task
                 // an update closure started, after the scope ended) has nowhere else.
@@ -1619,10 +1643,10 @@ nonisolated extension InjectedValues {
                 (cell, root) = target(Reader(scope), thread.own.context.lent)
             }
             if let root, root !== global || !K.currentValueIsVariable {
-                root.set(id, box)
+                thread.releasing(root.set(id, box))
             } else if root != nil {
                 let settable = key as! any InjectionKey.Type
-                assign(value, to: settable)
+                thread.releasing(assign(value, to: settable))
             } else {
                 warn(droppedWriteMessage(for: key))
             }
@@ -1631,21 +1655,41 @@ nonisolated extension InjectedValues {
         /// Runs `write`, a write of `value` through a key path, whose reads are quiet.
         ///
         /// Swift calls the accessor's getter before its setter: `probe`, the getter alone, tells whether it reads
-        /// exactly one key, of the written type, as a plain accessor does; if so, that read during `write` gets `value`
-        /// back, and builds no default.
-        static func writingThroughKeyPath<T>(_ value: T, probe: () -> Void, _ write: () -> Void) {
+        /// exactly one key, of the written type, as a plain accessor does; if so, and `path` is that one accessor, the
+        /// getter's read during `write` gets `value` back, and builds no default.
+        static func writingThroughKeyPath<T>(_ value: T, _ path: AnyKeyPath, probe: () -> Void, _ write: () -> Void) {
             let (thread, pending) = (ThreadState.current, Pending(value))
             let outer = thread.own.context
             (thread.own.context.quiet, thread.own.context.pending) = (true, pending)
             defer { thread.own.context = outer }
             probe()
-            thread.own.context.pending = pending.reads == 1 && pending.matched ? Pending(value) : nil
+            let plain = pending.reads == 1 && pending.matched && names(oneAccessor: path)
+            thread.own.context.pending = plain ? Pending(value, probing: false) : nil
             write()
+        }
+
+        /// Whether a key path is one accessor with nothing after it, judged by its description.
+        ///
+        /// That reads `\InjectedValues.api`, or where Swift cannot name it, `\InjectedValues.<computed 0x… (API)>`. A
+        /// part after the accessor (a property of the dependency) is written on the value that the getter returns, so
+        /// the getter must return the real one.
+        static func names(oneAccessor path: AnyKeyPath) -> Bool {
+            var (depth, parts, previous) = (0, 0, Character(" "))
+            for character in path.debugDescription {
+                switch character {
+                case "<", "(", "[": depth += 1
+                case ">" where previous != "-", ")", "]": depth -= 1
+                case "." where depth == 0: parts += 1
+                default: break
+                }
+                previous = character
+            }
+            return parts == 1
         }
 
         /// Assigns an `InjectionKey`'s variable for a global write, holding the variables mutex, and drops what was
         /// built from the value it replaced.
-        private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) {
+        private static func assign<K: InjectionKey, V>(_ value: V, to key: K.Type) -> Any {
             let (id, thread) = (ObjectIdentifier(key), ThreadState.current)
             if thread.own.heldVariables == 0, !thread.own.readVariables.contains(id) { firstRead(key, on: thread) }
             let replaced = thread.holdingVariables { () -> K.Value in
@@ -1665,7 +1709,7 @@ nonisolated extension InjectedValues {
                 if K.lifetime == .cached { (state.building[id], _) = (nil, global.lock.broadcast()) }
                 return [K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil] + state.dropViews()
             }
-            withExtendedLifetime((replaced, dropped)) {}
+            return (replaced, dropped)
         }
 
         /// Drops every override of the innermost scope (and of a fresh scope's root), or of the global store.
@@ -1767,11 +1811,12 @@ nonisolated extension InjectedValues {
     final class Pending {
         let type: Any.Type
         let value: Any
-        /// How many keys the getter has read, and whether each was of the written type.
+        /// Whether the getter runs alone, to count how many keys it reads, and whether each was of the written type.
+        let probing: Bool
         var reads = 0
         var matched = true
 
-        init<T>(_ value: T) { (type, self.value) = (T.self, value) }
+        init<T>(_ value: T, probing: Bool = true) { (type, self.value, self.probing) = (T.self, value, probing) }
     }
 
     /// A thread's record: its context and stack of defaults, which only it touches, and its view of the global store.
@@ -1873,6 +1918,20 @@ nonisolated extension InjectedValues {
             defer { own.context.pending = pending }
             return body()
         }
+
+        /// Releases what a write replaced, in a context of its own: a `deinit` it runs is not part of the write, and
+        /// reads neither what the writer's property lends nor its quiet.
+        func releasing(_ dropped: consuming Any?) {
+            let outer = own.context
+            own.context = Context()
+            ThreadState.release(dropped)
+            own.context = outer
+        }
+
+        /// Takes ownership of `value`, and so releases it before returning, wherever the optimizer puts the caller's
+        /// releases.
+        @inline(never)
+        private static func release(_ value: consuming Any?) {}
 
         /// Runs `body` holding the variables mutex, which this thread may hold already.
         func holdingVariables<T>(_ body: () -> T) -> T {

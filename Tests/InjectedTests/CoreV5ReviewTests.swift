@@ -2,7 +2,7 @@ import Foundation
 import Injected
 import Testing
 
-/// The defects an outside review of core v5 reproduced with small programs, each the way it fails in the field.
+/// The defects two outside reviews of core v5 reproduced with small programs, each the way it fails in the field.
 ///
 /// The races run in a child process each (an exit test), where no other test sees the global store they reset and
 /// write, and a bounded number of rounds; each failed on the code before its fix in most runs.
@@ -132,6 +132,103 @@ struct CoreV5ReviewTests {
         }
         #expect(!standardError(of: result).contains("was dropped"))
     }
+
+    @Test("a cached build a task starts in a fresh scope reads the scope's overrides though the scope ends mid-build")
+    func cachedBuildOutlivingItsFreshScopeUsesItsOverrides() async {
+        let signals = ReviewSlowKey.signals
+        let task = await withCheckedContinuation { (made: CheckedContinuation<Task<(String, String), Never>, Never>) in
+            Thread {
+                let task = withInjectedValues(fresh: true) {
+                    $0.reviewName = "fresh-override"
+                } operation: {
+                    withInjectedValues { _ in
+                    } operation: {
+                        let task = Task { (InjectedValues[\.reviewName], InjectedValues[\.reviewSlow].name) }
+                        _ = signals.started.wait(timeout: .now() + 10)  // the build has begun
+                        return task
+                    }
+                }
+                signals.proceed.signal()  // the fresh scope has ended
+                made.resume(returning: task)
+            }.start()
+        }
+        let (direct, built) = await task.value
+        #expect(direct == "fresh-override")
+        #expect(built == "fresh-override")
+    }
+
+    @Test("a write through a key path gives a setter that reads other keys, or the old value, their real values")
+    func keyPathWriteSetterReadsRealValues() {
+        withInjectedValues { _ in
+        } operation: {
+            InjectedValues[\.reviewEndpoint] = "/v2"
+            InjectedValues[\.reviewAudited] = "a"
+            #expect(InjectedValues[\.reviewEndpoint] == "https://api.example.com/v2")
+            #expect(InjectedValues[\.reviewAudited] == "->a")
+        }
+        withInjectedValues {
+            $0.reviewEndpoint = "/v2"
+            $0.reviewAudited = "a"
+        } operation: {
+            #expect(InjectedValues[\.reviewEndpoint] == "https://api.example.com/v2")
+            #expect(InjectedValues[\.reviewAudited] == "->a")
+        }
+    }
+
+    @Test("a write through a path into a class-typed dependency sets the property on the instance the getter returns")
+    func nestedWriteIntoAClassDependencyReachesTheInstance() {
+        let other = ReviewNode("other")
+        withInjectedValues { _ in
+        } operation: {
+            InjectedValues[\.reviewNode.next] = other
+        }
+        #expect(ReviewNode.live.next === other)
+        #expect(other.next === other)
+    }
+
+    @Test("a value a write through an object replaces is released outside the write, so its deinit reads its own scope")
+    func replacedValueDeinitReadsItsOwnScope() async {
+        await #expect(processExitsWith: .success) {
+            // In a child process: the write, outside every scope through an object whose scope has ended, goes to the
+            // global store.
+            let log = ReviewLog()
+            InjectedValues[\.reviewSession] = withInjectedValues {
+                $0.reviewName = "eu"
+            } operation: {
+                ReviewSession(log)
+            }
+            let controller = withInjectedValues {
+                $0.reviewName = "us"
+            } operation: {
+                ReviewController()
+            }
+            controller.session.wrappedValue = nil
+            precondition(log.entries == ["eu"], "the session's deinit read \(log.entries)")
+        }
+    }
+
+    @Test("an object made from a test's object after the test ends stays out of the process's scopes too")
+    func objectMadeFromAnEndedTestsObjectStaysInThatTest() {
+        let parent = withTestInjectedValues(strict: false, reportingTo: { _ in }) {
+            $0.reviewName = "test-mock"
+        } operation: {
+            ReviewModel()
+        }
+        let child = withInjectedValues(from: parent.nameProperty.projectedValue) { ReviewModel() }
+        let (plain, fresh) = (
+            withInjectedValues {
+                $0.reviewOther = "x"
+            } operation: {
+                child.name
+            },
+            withInjectedValues(fresh: true) { _ in
+            } operation: {
+                child.name
+            }
+        )
+        #expect(plain == "live")
+        #expect(fresh == "live")
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -259,6 +356,86 @@ private struct ReviewConfig: Sendable {
     var user: String
 }
 
+/// What the slow build and the test that ends its scope signal each other.
+private final class ReviewSignals: @unchecked Sendable {
+    // `@unchecked Sendable`: semaphores are made to be signalled and waited on from any thread; both are constants.
+    let started = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+}
+
+private final class ReviewSlow: Sendable {
+    let name: String
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+/// A class with a property of its own type, as a tree's node or a router has.
+private final class ReviewNode: @unchecked Sendable {
+    // `@unchecked Sendable`: `link` is only read and written while holding `lock`.
+    static let live = ReviewNode("live")
+
+    let name: String
+    private let lock = NSLock()
+    private var link: ReviewNode?
+
+    init(_ name: String) {
+        self.name = name
+    }
+
+    var next: ReviewNode {
+        get { lock.withLock { link } ?? self }
+        set { lock.withLock { link = newValue } }
+    }
+}
+
+private final class ReviewSession: Sendable {
+    let name = Injected(\.reviewName)
+    private let log: ReviewLog
+
+    init(_ log: ReviewLog) {
+        self.log = log
+    }
+
+    deinit { log.append(name.wrappedValue) }
+}
+
+private final class ReviewController: Sendable {
+    let session = Injected(\.reviewSession)
+}
+
+private enum ReviewSlowKey: ReadOnlyInjectionKey {
+    static let signals = ReviewSignals()
+
+    /// Signals that it has begun, and finishes once the test lets it.
+    static var currentValue: ReviewSlow {
+        signals.started.signal()
+        _ = signals.proceed.wait(timeout: .now() + 10)
+        return ReviewSlow(name: InjectedValues[\.reviewName])
+    }
+}
+
+private enum ReviewBaseURLKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "https://api.example.com" }
+}
+
+private enum ReviewEndpointKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "https://api.example.com/v1" }
+}
+
+private enum ReviewAuditKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "" }
+}
+
+private enum ReviewNodeKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewNode { .live }
+}
+
+private enum ReviewSessionKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewSession? { nil }
+}
+
 private enum ReviewNameKey: ReadOnlyInjectionKey {
     static var currentValue: String { "live" }
 }
@@ -348,5 +525,31 @@ extension InjectedValues {
     fileprivate var reviewConnection: ReviewConnection {
         get { Self[ReviewConnectionKey.self] }
         set { Self[ReviewConnectionKey.self] = newValue }
+    }
+    fileprivate var reviewSlow: ReviewSlow {
+        get { Self[ReviewSlowKey.self] }
+        set { Self[ReviewSlowKey.self] = newValue }
+    }
+
+    /// A setter that joins the written path to another dependency.
+    fileprivate var reviewEndpoint: String {
+        get { Self[ReviewEndpointKey.self] }
+        set { Self[ReviewEndpointKey.self] = Self[ReviewBaseURLKey.self] + newValue }
+    }
+
+    /// A setter that reads the value it replaces.
+    fileprivate var reviewAudited: String {
+        get { Self[ReviewAuditKey.self] }
+        set { Self[ReviewAuditKey.self] = Self[ReviewAuditKey.self] + "->" + newValue }
+    }
+
+    fileprivate var reviewNode: ReviewNode {
+        get { Self[ReviewNodeKey.self] }
+        set { Self[ReviewNodeKey.self] = newValue }
+    }
+
+    fileprivate var reviewSession: ReviewSession? {
+        get { Self[ReviewSessionKey.self] }
+        set { Self[ReviewSessionKey.self] = newValue }
     }
 }
