@@ -1160,7 +1160,8 @@ nonisolated extension InjectedValues {
         /// The cell's version when it was frozen; `nil` for a dead level.
         let version: UInt?
         let next: Snapshot?
-        /// The root reads end at, weakly, unless it is the global store: `nil` once a fresh root has ended.
+        /// The root reads end at, weakly, unless it is the global store: `nil` once a fresh root has ended, and for a
+        /// snapshot of a world whose root had ended when it was made.
         weak let root: Root?
         let isGlobal: Bool
         /// The test whose world the snapshot is in, or `nil` for the process's; kept after the test ends, so that its
@@ -1169,7 +1170,10 @@ nonisolated extension InjectedValues {
 
         init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root, world: TestPolicy?) {
             (self.cell, self.frozen, self.version, self.next, self.world) = (cell, frozen, version, next, world)
-            (isGlobal, self.root) = (root === Store.global, root === Store.global ? nil : root)
+            // Made in a world whose root has ended (`root` is then the reader's, of another world): it ends nowhere,
+            // so that a write through it is dropped rather than crossing into that world.
+            let inWorld = root.world === world
+            (isGlobal, self.root) = (inWorld && root === Store.global, inWorld && root !== Store.global ? root : nil)
         }
 
         /// A level of `cell` as it is now.
@@ -1214,7 +1218,9 @@ nonisolated extension InjectedValues {
         static func make(_ reader: Reader, lent: Snapshot?) -> Snapshot? {
             // A snapshot stays in the world of what it was made from, even once that world's root has ended.
             let (root, world) = (reader.root(lent), reader.counts(lent) ? lent!.world : reader.world)
-            let empty = root === Store.global ? nil : Snapshot(nil, Frame(), nil, next: nil, root: root, world: world)
+            let empty =
+                root === Store.global && world == nil
+                ? nil : Snapshot(nil, Frame(), nil, next: nil, root: root, world: world)
             if !reader.counts(lent), reader.base?.isClean ?? true {
                 // The common cases: a scope's own level on its clean base, or what a view shows.
                 return reader.cell.map { Snapshot($0, next: reader.base, root: root, world: world) } ?? reader.base
@@ -1593,12 +1599,17 @@ nonisolated extension InjectedValues {
         /// makes, captures or starts holds the root as weakly as a snapshot does.
         private static func build<K: ReadOnlyInjectionKey>(_ key: K.Type, in root: Root) -> K.Value {
             // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
-            // the build began, or as it was when it ended.
-            let (owner, frame) = root.lock.withLock { ($0.owner, $0.ownerFrame) }
-            let level = owner.map { Snapshot($0, next: nil, root: root, world: root.world) }
-            let base =
-                level?.cell == nil
-                ? frame.isEmpty ? nil : Snapshot(nil, frame, nil, next: nil, root: root, world: root.world) : level
+            // the build began, or as it was when it ended. Taken under the root's lock, which the scope's end takes too,
+            // so that the build sees either the running cell or the frame it left.
+            let base = root.lock.withLock { state -> Snapshot? in
+                if let level = state.owner.map({ Snapshot($0, next: nil, root: root, world: root.world) }),
+                    level.cell != nil
+                {
+                    return level
+                }
+                return state.ownerFrame.isEmpty
+                    ? nil : Snapshot(nil, state.ownerFrame, nil, next: nil, root: root, world: root.world)
+            }
             let view = root === global ? nil : Scope(viewOf: nil, base: base, root: root)
             return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)

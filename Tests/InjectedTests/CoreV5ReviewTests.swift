@@ -229,6 +229,50 @@ struct CoreV5ReviewTests {
         #expect(plain == "live")
         #expect(fresh == "live")
     }
+
+    @Test(
+        "a cached build for a fresh scope reads its overrides when the scope ends as the build begins, 100,000 rounds"
+    )
+    func cachedBuildAsTheFreshScopeEnds() async {
+        await #expect(processExitsWith: .success) {
+            let holder = ReviewHolder()
+            let global = InjectedValues[\.reviewService]
+            let rounds = RoundThreads {
+                let service = holder.model!.service
+                precondition(
+                    service === global || service.name == "fresh",
+                    "built for the fresh scope: \(service.name)"
+                )
+            }
+            for _ in 0..<100_000 {
+                withInjectedValues(fresh: true) {
+                    $0.reviewName = "fresh"
+                } operation: {
+                    holder.model = ReviewModel()
+                    rounds.start()
+                    var sum = 0
+                    for step in 0..<Int.random(in: 0..<300) { sum &+= step }
+                    precondition(sum >= 0)
+                }
+                rounds.finish()
+            }
+        }
+    }
+
+    @Test("a write through an object made from an ended test's object is dropped with a warning, never made global")
+    func writeThroughWhatAnEndedTestsObjectMadeIsDropped() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let parent = withTestInjectedValues(strict: false, reportingTo: { _ in }) {
+                $0.reviewName = "test-mock"
+            } operation: {
+                ReviewModel()
+            }
+            let child = withInjectedValues(from: parent.nameProperty.projectedValue) { ReviewModel() }
+            child.nameProperty.wrappedValue = "from-child"
+            precondition(InjectedValues[\.reviewName] == "live", "the global store got \(InjectedValues[\.reviewName])")
+        }
+        #expect(standardError(of: result).contains("a write of ReviewNameKey was dropped"))
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -317,8 +361,11 @@ private final class ReviewToken: Sendable {
 private final class ReviewModel: Sendable {
     let nameProperty = Injected(\.reviewName)
     let countProperty = Injected(\.reviewCount)
+    let serviceProperty = Injected(\.reviewService)
 
     var name: String { nameProperty.wrappedValue }
+
+    var service: ReviewService { serviceProperty.wrappedValue }
 
     var count: Int {
         get { countProperty.wrappedValue }
@@ -361,6 +408,11 @@ private final class ReviewSignals: @unchecked Sendable {
     // `@unchecked Sendable`: semaphores are made to be signalled and waited on from any thread; both are constants.
     let started = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
+}
+
+/// A service built from another dependency, as a client is from its configuration.
+private final class ReviewService: Sendable {
+    let name = InjectedValues[\.reviewName]
 }
 
 private final class ReviewSlow: Sendable {
@@ -414,6 +466,10 @@ private enum ReviewSlowKey: ReadOnlyInjectionKey {
         _ = signals.proceed.wait(timeout: .now() + 10)
         return ReviewSlow(name: InjectedValues[\.reviewName])
     }
+}
+
+private enum ReviewServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewService { ReviewService() }
 }
 
 private enum ReviewBaseURLKey: ReadOnlyInjectionKey {
@@ -526,6 +582,11 @@ extension InjectedValues {
         get { Self[ReviewConnectionKey.self] }
         set { Self[ReviewConnectionKey.self] = newValue }
     }
+    fileprivate var reviewService: ReviewService {
+        get { Self[ReviewServiceKey.self] }
+        set { Self[ReviewServiceKey.self] = newValue }
+    }
+
     fileprivate var reviewSlow: ReviewSlow {
         get { Self[ReviewSlowKey.self] }
         set { Self[ReviewSlowKey.self] = newValue }
