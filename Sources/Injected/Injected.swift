@@ -1607,8 +1607,8 @@ nonisolated extension InjectedValues {
                 {
                     return level
                 }
-                return state.ownerFrame.isEmpty
-                    ? nil : Snapshot(nil, state.ownerFrame, nil, next: nil, root: root, world: root.world)
+                // A level even when empty: it is what sends the build's writes to its root, never the global store.
+                return Snapshot(nil, state.ownerFrame, nil, next: nil, root: root, world: root.world)
             }
             let view = root === global ? nil : Scope(viewOf: nil, base: base, root: root)
             return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {

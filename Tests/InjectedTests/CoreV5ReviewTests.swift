@@ -273,6 +273,29 @@ struct CoreV5ReviewTests {
         }
         #expect(standardError(of: result).contains("a write of ReviewNameKey was dropped"))
     }
+
+    @Test(
+        "a cached build for a test that overrides nothing, after the test ends, writes into the test's root, not global"
+    )
+    func cachedBuildOfAnEmptyTestWritesInItsRoot() async {
+        await #expect(processExitsWith: .success) {
+            let gate = ReviewGate()
+            let task = withTestInjectedValues(strict: false, reportingTo: { _ in }) { _ in
+            } operation: {
+                withInjectedValues { _ in
+                } operation: {
+                    Task {
+                        await gate.wait()
+                        return InjectedValues[\.reviewWriter].other
+                    }
+                }
+            }
+            await gate.open()
+            let built = await task.value
+            precondition(built == "written by the build", "the build read \(built)")
+            precondition(InjectedValues[\.reviewOther] == "", "the global store got \(InjectedValues[\.reviewOther])")
+        }
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -415,6 +438,16 @@ private final class ReviewService: Sendable {
     let name = InjectedValues[\.reviewName]
 }
 
+/// A service whose build writes a dependency, then reads it back.
+private final class ReviewWriter: Sendable {
+    let other: String
+
+    init() {
+        InjectedValues[\.reviewOther] = "written by the build"
+        other = InjectedValues[\.reviewOther]
+    }
+}
+
 private final class ReviewSlow: Sendable {
     let name: String
 
@@ -470,6 +503,10 @@ private enum ReviewSlowKey: ReadOnlyInjectionKey {
 
 private enum ReviewServiceKey: ReadOnlyInjectionKey {
     static var currentValue: ReviewService { ReviewService() }
+}
+
+private enum ReviewWriterKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewWriter { ReviewWriter() }
 }
 
 private enum ReviewBaseURLKey: ReadOnlyInjectionKey {
@@ -585,6 +622,11 @@ extension InjectedValues {
     fileprivate var reviewService: ReviewService {
         get { Self[ReviewServiceKey.self] }
         set { Self[ReviewServiceKey.self] = newValue }
+    }
+
+    fileprivate var reviewWriter: ReviewWriter {
+        get { Self[ReviewWriterKey.self] }
+        set { Self[ReviewWriterKey.self] = newValue }
     }
 
     fileprivate var reviewSlow: ReviewSlow {
