@@ -1420,11 +1420,15 @@ nonisolated extension InjectedValues {
             (Reader(binding.get().scope), ThreadState.current.own.context.lent)
         }
 
-        /// Where a write goes: the innermost scope; with none, the innermost running scope of what a property lends
-        /// or a view shows, else its root; with nothing remembered, the global store.
+        /// Where a write goes: the innermost scope; in a build, the innermost running scope of the level its view
+        /// shows, else its root; outside every scope, that of what a property lends; with nothing remembered, the
+        /// global store.
+        ///
+        /// A build's view stands for the scope the build is for, as the innermost scope does in an operation: a
+        /// property read there does not take the build's writes into the property's scope or world.
         static func target(_ reader: Reader, _ lent: Snapshot?) -> (cell: Cell?, root: Root?) {
             if let cell = reader.cell { return (cell, nil) }
-            guard let remembered = lent ?? reader.base else { return (nil, global) }
+            guard let remembered = reader.base ?? lent else { return (nil, global) }
             return (remembered.liveCell, remembered.endsAt)
         }
 

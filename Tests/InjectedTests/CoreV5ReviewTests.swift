@@ -296,6 +296,24 @@ struct CoreV5ReviewTests {
             precondition(InjectedValues[\.reviewOther] == "", "the global store got \(InjectedValues[\.reviewOther])")
         }
     }
+
+    @Test("a cached default built for a test that writes through an app object's property writes into the test")
+    func cachedBuildWritingThroughAnAppObjectStaysInTheTest() async {
+        await #expect(processExitsWith: .success) {
+            reviewAppObjects.model = withInjectedValues {
+                $0.reviewCount = 1
+            } operation: {
+                ReviewModel()
+            }
+            let inTest = withTestInjectedValues(strict: false, reportingTo: { _ in }) { _ in
+            } operation: {
+                _ = InjectedValues[\.reviewThroughApp]
+                return InjectedValues[\.reviewCount]
+            }
+            precondition(inTest == 42, "the test read \(inTest)")
+            precondition(InjectedValues[\.reviewCount] == 0, "the global store got \(InjectedValues[\.reviewCount])")
+        }
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -335,6 +353,9 @@ private final class RoundThreads: @unchecked Sendable {
         for _ in bodies { done.wait() }
     }
 }
+
+/// An object the app made, which a test's cached default writes through.
+private let reviewAppObjects = ReviewHolder()
 
 /// Holds the model the threads write through.
 private final class ReviewHolder: @unchecked Sendable {
@@ -509,6 +530,14 @@ private enum ReviewWriterKey: ReadOnlyInjectionKey {
     static var currentValue: ReviewWriter { ReviewWriter() }
 }
 
+/// A cached default that writes through the app's object.
+private enum ReviewThroughAppKey: ReadOnlyInjectionKey {
+    static var currentValue: Int {
+        reviewAppObjects.model!.count = 42
+        return 0
+    }
+}
+
 private enum ReviewBaseURLKey: ReadOnlyInjectionKey {
     static var currentValue: String { "https://api.example.com" }
 }
@@ -627,6 +656,11 @@ extension InjectedValues {
     fileprivate var reviewWriter: ReviewWriter {
         get { Self[ReviewWriterKey.self] }
         set { Self[ReviewWriterKey.self] = newValue }
+    }
+
+    fileprivate var reviewThroughApp: Int {
+        get { Self[ReviewThroughAppKey.self] }
+        set { Self[ReviewThroughAppKey.self] = newValue }
     }
 
     fileprivate var reviewSlow: ReviewSlow {
