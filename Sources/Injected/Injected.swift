@@ -1324,9 +1324,12 @@ nonisolated extension InjectedValues {
             testPolicy ?? (self === Store.global && !K.currentValueIsVariable ? Store.processPolicy : nil)
         }
 
-        /// Overrides a key in the root, and empties every thread's view of the global store.
-        func set(_ id: ObjectIdentifier, _ box: AnyBox) -> [AnyBox?] {
-            lock.withLock { [$0.overrides.set(id, box)] + $0.dropViews() }
+        /// Overrides a key in the root, and empties every thread's view of the global store; `nil` for a fresh root
+        /// whose scope has ended (which it checks under the lock the scope's end takes), whose world takes no writes.
+        func set(_ id: ObjectIdentifier, _ box: AnyBox) -> [AnyBox?]? {
+            lock.withLock { state in
+                state.owner?.withLock { $0.ended } == true ? nil : [state.overrides.set(id, box)] + state.dropViews()
+            }
         }
 
         /// Drops every override and cached value; builds in progress finish, but are not stored.
@@ -1425,7 +1428,8 @@ nonisolated extension InjectedValues {
         /// global store.
         ///
         /// A build's view stands for the scope the build is for, as the innermost scope does in an operation: a
-        /// property read there does not take the build's writes into the property's scope or world.
+        /// property read there does not take the build's writes into the property's scope or world. A fresh root whose
+        /// scope has ended refuses a write (`Root.set`).
         static func target(_ reader: Reader, _ lent: Snapshot?) -> (cell: Cell?, root: Root?) {
             if let cell = reader.cell { return (cell, nil) }
             guard let remembered = reader.base ?? lent else { return (nil, global) }
@@ -1658,7 +1662,8 @@ nonisolated extension InjectedValues {
                 (cell, root) = target(Reader(scope), thread.own.context.lent)
             }
             if let root, root !== global || !K.currentValueIsVariable {
-                thread.releasing(root.set(id, box))
+                guard let replaced = root.set(id, box) else { return warn(droppedWriteMessage(for: key)) }
+                thread.releasing(consume replaced)
             } else if root != nil {
                 let settable = key as! any InjectionKey.Type
                 thread.releasing(assign(value, to: settable))
@@ -2103,8 +2108,9 @@ nonisolated extension InjectedValues {
     static func droppedWriteMessage(for key: Any.Type) -> String {
         """
         InjectedValues: a write of \(key) was dropped: it was made outside every scope through an object made in a \
-        test or a fresh scope that has ended, or by a task started in an update closure after its scope ended. To \
-        fix it, write while that scope runs, or make the object where its writes should go.
+        test or a fresh scope that has ended, by a `.cached` default built for such a scope after it ended, or by a \
+        task started in an update closure after its scope ended. To fix it, write while that scope runs, or make the \
+        object where its writes should go.
         """
     }
 
