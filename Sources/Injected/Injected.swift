@@ -371,7 +371,8 @@ public nonisolated struct InjectedValues: Sendable {
     ///
     /// After a reset, reads in that scope fall through to the scopes around it, and a ``InjectionLifetime/cached``
     /// key is built again on its next read. A scope that is not fresh keeps no cache of its own, so resetting it
-    /// drops only its overrides.
+    /// drops only its overrides. A `.cached` default built for a fresh or test scope resets that scope; once the
+    /// scope has ended, the reset is dropped with a warning on the standard error.
     ///
     /// A reset of the global store also assigns back what global writes replaced in ``InjectionKey``s'
     /// `currentValue`: each gets what it held before the first such write since the last reset. A direct assignment
@@ -1333,13 +1334,19 @@ nonisolated extension InjectedValues {
         }
 
         /// Drops every override and cached value; builds in progress finish, but are not stored.
-        func clear() {
-            let dropped = lock.withLock { state in
+        ///
+        /// A fresh root whose scope has ended, which tasks of its nested scopes may still read, is left as it is:
+        /// `false`.
+        @discardableResult
+        func clear() -> Bool {
+            let dropped = lock.withLock { state -> [AnyBox]? in
+                if state.owner?.withLock({ $0.ended }) == true { return nil }
                 defer { (state.overrides, state.cache, state.building) = (Frame(), [:], [:]) }
                 lock.broadcast()
                 return state.overrides.boxes + state.cache.values + state.dropViews()
             }
             withExtendedLifetime(dropped) {}
+            return dropped != nil
         }
     }
 
@@ -1753,8 +1760,8 @@ nonisolated extension InjectedValues {
                 }
                 withExtendedLifetime(restored) {}
                 global.clear()
-            } else {
-                root?.clear()
+            } else if root?.clear() == false {
+                warn(droppedResetMessage)
             }
         }
 
@@ -2113,6 +2120,13 @@ nonisolated extension InjectedValues {
         object where its writes should go.
         """
     }
+
+    /// What is printed when a reset has nothing it may reset.
+    static let droppedResetMessage = """
+        InjectedValues: a reset was dropped: it was made by a `.cached` default built for a test or a fresh scope \
+        after that scope ended, or outside every scope through an object made there. To fix it, reset while that \
+        scope runs.
+        """
 
     /// Prints a warning on the standard error.
     static func warn(_ message: String) { _ = "warning: \(message)\n".withCString { write(2, $0, strlen($0)) } }

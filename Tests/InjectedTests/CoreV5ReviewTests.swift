@@ -313,6 +313,29 @@ struct CoreV5ReviewTests {
             precondition(InjectedValues[\.reviewCount] == 0, "the global store got \(InjectedValues[\.reviewCount])")
         }
     }
+
+    @Test("a reset by a cached build made after its fresh scope ended is dropped with a warning, and empties no cache")
+    func resetInABuildAfterTheScopeEndedIsDropped() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let gate = ReviewGate()
+            let task = withInjectedValues(fresh: true) { _ in
+            } operation: {
+                withInjectedValues { _ in
+                } operation: {
+                    Task {
+                        let before = InjectedValues[\.reviewService]
+                        await gate.wait()
+                        _ = InjectedValues[\.reviewResetter]
+                        return before === InjectedValues[\.reviewService]
+                    }
+                }
+            }
+            await gate.open()
+            let kept = await task.value
+            precondition(kept, "the reset emptied the cache that the nested scope's task reads")
+        }
+        #expect(standardError(of: result).contains("a reset was dropped"))
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -468,6 +491,13 @@ private final class ReviewWriter: Sendable {
     }
 }
 
+/// A service whose build resets the scope it is built for.
+private final class ReviewResetter: Sendable {
+    init() {
+        InjectedValues.reset()
+    }
+}
+
 private final class ReviewSlow: Sendable {
     let name: String
 
@@ -535,6 +565,10 @@ private enum ReviewThroughAppKey: ReadOnlyInjectionKey {
         reviewAppObjects.model!.count = 42
         return 0
     }
+}
+
+private enum ReviewResetterKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewResetter { ReviewResetter() }
 }
 
 private enum ReviewBaseURLKey: ReadOnlyInjectionKey {
@@ -660,6 +694,11 @@ extension InjectedValues {
     fileprivate var reviewThroughApp: Int {
         get { Self[ReviewThroughAppKey.self] }
         set { Self[ReviewThroughAppKey.self] = newValue }
+    }
+
+    fileprivate var reviewResetter: ReviewResetter {
+        get { Self[ReviewResetterKey.self] }
+        set { Self[ReviewResetterKey.self] = newValue }
     }
 
     fileprivate var reviewSlow: ReviewSlow {
