@@ -12,7 +12,7 @@ import Testing
 struct CoreV5DefectTests {
     @Test("a Task started in a captured scope's run on a Dispatch queue reads the request's write after it returned")
     func taskStartedFromAQueueKeepsTheRequestsWrite() async {
-        let gate = V5Gate()
+        let gate = AsyncGate()
         let queued = V5Slot<Task<String, Never>>()
         let inline = V5Slot<Task<String, Never>>()
         let handedOff = withInjectedValues { _ in
@@ -61,7 +61,7 @@ struct CoreV5DefectTests {
         }
         var misses: [Int: String] = [:]
         for iteration in 0..<1_000 {
-            let gate = V5Gate()
+            let gate = AsyncGate()
             let meeting = V5Meeting()
             // Which of the two ends goes first, and by how much, swept from −15 to +15 µs in steps of 250 ns over the
             // iterations, so that whatever the two paths cost, some iterations end both runs at the same moment.
@@ -238,7 +238,7 @@ struct CoreV5DefectTests {
 
     @Test("a cached service that makes a child from one of its own properties with from: in a test reports nothing")
     func fromInsideACachedServiceReportsNothing() {
-        let reports = V5Log()
+        let reports = StringLog()
         let network = withTestInjectedValues(strict: false, reportingTo: reports.append) {
             $0.v5Network = "mock"
         } operation: {
@@ -251,7 +251,7 @@ struct CoreV5DefectTests {
     @Test("a cached token refresher built in a test sees the test's value in its task, later reads and deinit")
     func cachedRefresherKeepsTheTestsValue() async {
         // Built on first read, as a cached default.
-        let builtLog = V5Log()
+        let builtLog = StringLog()
         let built = await withTestInjectedValues(strict: false, reportingTo: { _ in }) {
             $0.v5Clock = "mock"
             $0.v5DeinitLog = builtLog
@@ -264,7 +264,7 @@ struct CoreV5DefectTests {
         #expect(builtLog.entries == ["mock"], "its deinit read \(builtLog.entries)")
 
         // Set in the test's update closure.
-        let setLog = V5Log()
+        let setLog = StringLog()
         let set = await withTestInjectedValues(strict: false, reportingTo: { _ in }) {
             $0.v5Clock = "mock"
             $0.v5DeinitLog = setLog
@@ -296,23 +296,6 @@ struct CoreV5DefectTests {
 }
 
 // MARK: - Helpers
-
-/// A gate that the test opens and tasks wait for.
-private actor V5Gate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func open() {
-        isOpen = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
-    }
-}
 
 /// A value handed from another thread, which the test waits for, for a few seconds at most.
 private final class V5Slot<Value>: @unchecked Sendable {
@@ -418,28 +401,6 @@ private func v5KeepToCore(_ core: Int) {
     mask[core / 64] = 1 << UInt64(core % 64)
     _ = mask.withUnsafeBytes { unsafeBitCast(symbol, to: SetAffinity.self)(0, $0.count, $0.baseAddress!) }
     #endif
-}
-
-/// Strings recorded from any thread: reports, or what a deinit read.
-private final class V5Log: @unchecked Sendable {
-    // `@unchecked Sendable`: `stored` is only read and written while holding `lock`.
-    private let lock = NSLock()
-    private var stored: [String] = []
-
-    var entries: [String] { lock.withLock { stored } }
-
-    @Sendable func append(_ entry: String) {
-        lock.withLock { stored.append(entry) }
-    }
-
-    /// Whether an entry is recorded within five seconds.
-    func eventuallyHasOne() async -> Bool {
-        for _ in 0..<5_000 {
-            if !entries.isEmpty { return true }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return !entries.isEmpty
-    }
 }
 
 // MARK: Hops
@@ -582,7 +543,7 @@ private final class V5TokenRefresher: @unchecked Sendable {
     @Injected(\.v5Clock) var clock
     private let clockAtInit: String
     private let refresh: Task<String, Never>
-    private let deinitLog: V5Log?
+    private let deinitLog: StringLog?
 
     init() {
         clockAtInit = InjectedValues[\.v5Clock]
@@ -698,7 +659,7 @@ extension InjectedValues {
         set { Self[V5ClockKey.self] = newValue }
     }
 
-    fileprivate var v5DeinitLog: V5Log? {
+    fileprivate var v5DeinitLog: StringLog? {
         get { Self[V5DeinitLogKey.self] }
         set { Self[V5DeinitLogKey.self] = newValue }
     }
@@ -781,7 +742,7 @@ private enum V5ClockKey: ReadOnlyInjectionKey {
 }
 
 private enum V5DeinitLogKey: ReadOnlyInjectionKey {
-    static var currentValue: V5Log? { nil }
+    static var currentValue: StringLog? { nil }
     static var lifetime: InjectionLifetime { .uncached }
 }
 

@@ -11,7 +11,7 @@ struct CoreV5ReviewTests {
     @Test("a replaced value whose deinit reads a dependency is released after the scope's lock, not under it")
     func deinitOfAReplacedValueReadsWithoutDeadlock() {
         let finished = DispatchSemaphore(value: 0)
-        let seen = ReviewLog()
+        let seen = StringLog()
         Thread {
             withInjectedValues {
                 $0.reviewName = "request"
@@ -56,8 +56,8 @@ struct CoreV5ReviewTests {
 
     @Test("a task that outlives its test builds the test's cached service with the test's overrides, and no report")
     func cachedBuildAfterTheTestUsesItsOverrides() async {
-        let reports = ReviewLog()
-        let gate = ReviewGate()
+        let reports = StringLog()
+        let gate = AsyncGate()
         let task = withTestInjectedValues(strict: true, reportingTo: reports.append) {
             $0.reviewName = "mock-api"
         } operation: {
@@ -96,7 +96,7 @@ struct CoreV5ReviewTests {
     @Test("a global write racing the first build of a cached article-style key is what later reads get, 100,000 rounds")
     func globalWriteRacingACachedVariableBuild() async {
         await #expect(processExitsWith: .success) {
-            let round = ReviewLog()
+            let round = StringLog()
             let rounds = RoundThreads(
                 { _ = InjectedValues[\.reviewConnection] },
                 { InjectedValues[\.reviewConnection] = ReviewConnection(round.entries.count) }
@@ -191,7 +191,7 @@ struct CoreV5ReviewTests {
         await #expect(processExitsWith: .success) {
             // In a child process: the write, outside every scope through an object whose scope has ended, goes to the
             // global store.
-            let log = ReviewLog()
+            let log = StringLog()
             InjectedValues[\.reviewSession] = withInjectedValues {
                 $0.reviewName = "eu"
             } operation: {
@@ -277,7 +277,7 @@ struct CoreV5ReviewTests {
     @Test("a cached build for a test that has ended drops its writes with a warning, and leaves the global store alone")
     func cachedBuildAfterItsTestEndedDropsItsWrites() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            let gate = ReviewGate()
+            let gate = AsyncGate()
             let task = withTestInjectedValues(strict: false, reportingTo: { _ in }) { _ in
             } operation: {
                 withInjectedValues { _ in
@@ -317,7 +317,7 @@ struct CoreV5ReviewTests {
     @Test("a reset by a cached build made after its fresh scope ended is dropped with a warning, and empties no cache")
     func resetInABuildAfterTheScopeEndedIsDropped() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            let gate = ReviewGate()
+            let gate = AsyncGate()
             let task = withInjectedValues(fresh: true) { _ in
             } operation: {
                 withInjectedValues { _ in
@@ -385,39 +385,10 @@ private final class ReviewHolder: @unchecked Sendable {
     var model: ReviewModel?
 }
 
-private final class ReviewLog: @unchecked Sendable {
-    // `@unchecked Sendable`: `recorded` is only read and written while holding `lock`.
-    private let lock = NSLock()
-    private var recorded: [String] = []
-
-    var entries: [String] { lock.withLock { recorded } }
-
-    func append(_ entry: String) {
-        lock.withLock { recorded.append(entry) }
-    }
-}
-
-/// A gate tasks wait at until it opens.
-private actor ReviewGate {
-    private var isOpen = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func open() {
-        isOpen = true
-        for continuation in waiting { continuation.resume() }
-        waiting = []
-    }
-}
-
 private final class ReviewToken: Sendable {
-    private let log: ReviewLog
+    private let log: StringLog
 
-    init(_ log: ReviewLog) {
+    init(_ log: StringLog) {
         self.log = log
     }
 
@@ -527,9 +498,9 @@ private final class ReviewNode: @unchecked Sendable {
 
 private final class ReviewSession: Sendable {
     let name = Injected(\.reviewName)
-    private let log: ReviewLog
+    private let log: StringLog
 
-    init(_ log: ReviewLog) {
+    init(_ log: StringLog) {
         self.log = log
     }
 

@@ -289,23 +289,6 @@ private func eventually(_ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
-/// A gate that one task opens and another waits for.
-private actor AsyncGate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func open() {
-        isOpen = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
-    }
-}
-
 private struct LabelModel: Sendable {
     @Injected(\.lateLabel) var label
 }

@@ -67,3 +67,42 @@ func inFreshScope<R>(
 func standardError(of result: ExitTest.Result?) -> String {
     String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
+
+/// A gate that one task opens and others wait for.
+actor AsyncGate {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
+
+/// Strings recorded from any thread: reports, or what a deinit read.
+final class StringLog: @unchecked Sendable {
+    // `@unchecked Sendable`: `stored` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+
+    var entries: [String] { lock.withLock { stored } }
+
+    @Sendable func append(_ entry: String) {
+        lock.withLock { stored.append(entry) }
+    }
+
+    /// Whether an entry is recorded within five seconds.
+    func eventuallyHasOne() async -> Bool {
+        for _ in 0..<5_000 {
+            if !entries.isEmpty { return true }
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        return !entries.isEmpty
+    }
+}
