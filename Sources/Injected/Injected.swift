@@ -1329,7 +1329,7 @@ nonisolated extension InjectedValues {
         /// whose scope has ended (which it checks under the lock the scope's end takes), whose world takes no writes.
         func set(_ id: ObjectIdentifier, _ box: AnyBox) -> [AnyBox?]? {
             lock.withLock { state in
-                state.owner?.withLock { $0.ended } == true ? nil : [state.overrides.set(id, box)] + state.dropViews()
+                state.hasEnded ? nil : [state.overrides.set(id, box)] + state.dropViews()
             }
         }
 
@@ -1340,7 +1340,7 @@ nonisolated extension InjectedValues {
         @discardableResult
         func clear() -> Bool {
             let dropped = lock.withLock { state -> [AnyBox]? in
-                if state.owner?.withLock({ $0.ended }) == true { return nil }
+                if state.hasEnded { return nil }
                 defer { (state.overrides, state.cache, state.building) = (Frame(), [:], [:]) }
                 lock.broadcast()
                 return state.overrides.boxes + state.cache.values + state.dropViews()
@@ -1361,6 +1361,11 @@ nonisolated extension InjectedValues {
         var ownerFrame = Frame()
         /// The global store's: every thread's record, whose views its writes empty, by the record's address.
         var threads: [UInt: ThreadState] = [:]
+
+        /// Whether this is a fresh root whose scope has ended, whose world takes no more writes or resets.
+        ///
+        /// The scope's end takes the root's lock too, so the answer holds while the lock is held.
+        var hasEnded: Bool { owner?.withLock { $0.ended } == true }
 
         /// Empties every thread's view of the global store; returns what they held, to release after unlocking.
         func dropViews() -> [AnyBox] {
