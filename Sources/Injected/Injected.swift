@@ -1137,15 +1137,23 @@ nonisolated extension InjectedValues {
         /// that the objects a request makes share one.
         func snapshot() -> Snapshot? {
             guard let cell, let root, base?.isClean ?? true else { return Snapshot.make(Reader(self), lent: nil) }
-            if let kept = cell.withLock({ $0.kept }), kept.isClean { return kept }
-            let made = Snapshot(cell, next: base, root: root, world: base?.world ?? root.world)
-            // What it replaces is released after unlocking: a snapshot's last release may release user values.
-            let replaced = cell.withLock { state in
+            // The base is clean, so the kept snapshot, whose tail it is, is clean while the cell has had no write since.
+            // What a new one replaces is released after unlocking: a snapshot's last release may release user values.
+            let (snapshot, replaced) = cell.withLock { state -> (Snapshot, Snapshot?) in
+                if let kept = state.kept, kept.version == state.version { return (kept, nil) }
+                let made = Snapshot(
+                    cell,
+                    state.frame,
+                    state.version,
+                    next: base,
+                    root: root,
+                    world: base?.world ?? root.world
+                )
                 defer { state.kept = made }
-                return state.kept
+                return (made, state.kept)
             }
             withExtendedLifetime(replaced) {}
-            return made
+            return snapshot
         }
     }
 
@@ -1520,10 +1528,16 @@ nonisolated extension InjectedValues {
         /// Reads a key where `place()` says.
         static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
             let thread = ThreadState.current
-            guard thread.own.context.lent == nil, thread.own.context.pending == nil else {
-                return value(for: key, on: thread)
+            let scope = binding.get().scope
+            if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope) }
+            if let lent = thread.own.context.lent {
+                // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
+                // base: the levels the scope's read walks, so the read is the scope's.
+                guard let cell = scope?.cell, lent.cell === cell, lent.next === scope!.base else {
+                    return value(for: key, on: thread, in: scope)
+                }
             }
-            guard let scope = binding.get().scope else { return globalValue(for: key, on: thread) }
+            guard let scope else { return globalValue(for: key, on: thread) }
             // The common scoped read, an override in the innermost scope, in line.
             if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
                 return unbox(box, as: K.Value.self)
@@ -1533,7 +1547,13 @@ nonisolated extension InjectedValues {
 
         /// Reads a key through a property, or in a write through a key path.
         @inline(never)
-        private static func value<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
+        private static func value<K: ReadOnlyInjectionKey>(
+            for key: K.Type,
+            on thread: ThreadState,
+            in bound: Scope?
+        )
+            -> K.Value
+        {
             if let pending = thread.own.context.pending {
                 // The getter of a write through a key path, which Swift calls before the setter: where it reads one
                 // key, of the written value's type, the value being written, so that no live default is built. The
@@ -1542,16 +1562,10 @@ nonisolated extension InjectedValues {
                 if !pending.probing { thread.own.context.pending = nil }
                 if pending.matched { return pending.value as! K.Value }
             }
-            let (id, bound, lent) = (ObjectIdentifier(key), binding.get().scope, thread.own.context.lent)
-            if let lent {
-                // Through a property read in the scope it was made in, or outside every scope: its first level.
-                if let cell = bound?.cell {
-                    if cell === lent.cell, let box = cell.withLock({ $0.frame[id] }) {
-                        return unbox(box, as: K.Value.self)
-                    }
-                } else if bound == nil, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
-                    return unbox(box, as: K.Value.self)
-                }
+            let (id, lent) = (ObjectIdentifier(key), thread.own.context.lent)
+            // Through a property read outside every scope: its first level.
+            if bound == nil, let lent, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
+                return unbox(box, as: K.Value.self)
             }
             return read(key, Reader(bound), lent: lent)
         }
@@ -1566,9 +1580,12 @@ nonisolated extension InjectedValues {
         /// Reads a key from the global store, through the thread's view of it.
         private static func globalValue<K: ReadOnlyInjectionKey>(for key: K.Type, on thread: ThreadState) -> K.Value {
             let (id, uncached) = (ObjectIdentifier(key), K.lifetime == .uncached)
-            let box = thread.view.withLock { $0.evaluatesUncached && uncached ? evaluate : $0.entries[id] }
+            let (evaluates, box) = thread.view.withLock {
+                $0.evaluatesUncached && uncached ? (true, nil) : (false, $0.entries[id])
+            }
+            if evaluates { return thread.evaluate(key) }
             guard let box else { return rootValue(for: key, in: global) }
-            return box === evaluate ? thread.evaluate(key) : unbox(box, as: K.Value.self)
+            return unbox(box, as: K.Value.self)
         }
 
         /// What a view holds for an `.uncached` key that nothing overrides, in a process that runs no tests.
