@@ -894,10 +894,11 @@ nonisolated extension InjectedValues {
 /// of starting afresh: the outer overrides stay, this one's go on top, and the outer scope's `strict` and `report`
 /// apply.
 ///
-/// The first call makes the process one that runs tests, for good: from then on, reads made outside every test's
-/// scope (work on a queue, a thread or a detached task) get test values too, and while a strict test runs, such a read
-/// of a key with no test value is reported, once per key, to the strict test that began last. <doc:TestingWithInjected>
-/// says what this means for a test suite.
+/// A test runner's process (XCTest's or Swift Testing's, known by its arguments and environment) is one that runs
+/// tests from its first read; any other becomes one with the first call, for good. In such a process, reads made
+/// outside every test's scope (work on a queue, a thread or a detached task) get test values too, and while a strict
+/// test runs, such a read of a key with no test value is reported, once per key, to the strict test that began last.
+/// <doc:TestingWithInjected> says what this means for a test suite.
 ///
 /// - Parameters:
 ///   - strict: Whether reading a key that has neither an override nor a test value is reported.
@@ -1430,8 +1431,25 @@ nonisolated extension InjectedValues {
         /// The cells' locks: 256 stripes, never destroyed.
         static let stripes = Lock((), count: 256)
 
-        /// The policy of reads made outside every test, set by the first test; and the strict tests running now.
-        static let tests = Lock((process: TestPolicy?.none, strict: [TestPolicy]()))
+        /// The policy of reads made outside every test, in a test runner's process from its first read, else set by
+        /// the first test; and the strict tests running now.
+        static let tests = Lock(
+            (
+                process: runsTests(CommandLine.arguments, { getenv($0) != nil }) ? TestPolicy() : nil,
+                strict: [TestPolicy]()
+            )
+        )
+
+        /// Whether a process with these arguments and environment is a test runner's, by what XCTest and Swift Testing
+        /// put there: so that it reads test values from its first read, whichever of its tests run.
+        static func runsTests(_ arguments: [String], _ hasVariable: (String) -> Bool) -> Bool {
+            ["XCTestConfigurationFilePath", "XCTestBundlePath", "XCTestSessionIdentifier"].contains(where: hasVariable)
+                || arguments.contains { argument in
+                    let name = argument.split(separator: "/").last ?? ""
+                    return argument == "--testing-library" || name == "xctest" || name.hasSuffix(".xctest")
+                        || name == "swiftpm-testing-helper"
+                }
+        }
 
         static var processPolicy: TestPolicy? { tests.withLock { $0.process } }
 
@@ -1486,8 +1504,8 @@ nonisolated extension InjectedValues {
 
         /// Opens a test's scope: fresh with `policy`, or, inside another test's scope, nested in it.
         ///
-        /// The first test makes the process one that runs tests: from then on, reads outside every test get test
-        /// values.
+        /// The first test makes a process that no runner started one that runs tests: from then on, reads outside
+        /// every test get test values.
         static func openTest(_ policy: TestPolicy) -> Scope {
             let views = global.lock.withLock { state -> [AnyBox] in
                 guard tests.withLock({ $0.process == nil }) else { return [] }

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Injected
 import Testing
 
+@testable import Injected
 @testable import InjectedTesting
 
 /// Once a process runs tests, work that escapes every test's scope (a Dispatch queue, a `Thread`, a detached task)
@@ -159,9 +159,12 @@ struct EscapingReadTests {
 
     // MARK: The processes that run no tests
 
-    @Test("a process that never opens a test's scope, as an app does, reads live defaults everywhere")
+    @Test("an app's process, which is no test runner's and never opens a test's scope, reads live defaults everywhere")
     func appProcessReadsLiveDefaults() async {
         await #expect(processExitsWith: .success) {
+            // Since issue 37, a test runner's process is a test process from its first read; this child of one is
+            // made an app's process, as `runsTests` judges a process launched without a runner's arguments.
+            InjectedValues.Store.tests.withLock { $0.process = nil }
             let names = [
                 InjectedValues[\.mailer].name,
                 onThread { InjectedValues[\.mailer].name },
