@@ -1089,6 +1089,55 @@ nonisolated extension InjectedValues {
         var version: UInt = 0
         /// The snapshot that what is made in the scope now remembers, while it is current.
         var kept: Snapshot?
+        /// What derived defaults keep in the cell, made on first use, so that a cell without costs no more to make,
+        /// copy or empty.
+        var derived: Derived?
+
+        /// The cell's `derived`, made if need be.
+        mutating func madeDerived() -> Derived {
+            if let derived { return derived }
+            let made = Derived()
+            derived = made
+            return made
+        }
+
+        /// Overrides a key, and drops what was built from it; returns what both held, to release after unlocking.
+        mutating func set(_ id: ObjectIdentifier, _ box: AnyBox) -> (AnyBox?, [Built]) {
+            version &+= 1
+            return (frame.set(id, box), derived.map { Built.drop(builtFrom: id, in: &$0.built) } ?? [])
+        }
+    }
+
+    /// What a cell keeps for derived defaults, guarded by the cell's lock.
+    final class Derived {
+        /// The `.cached` values built for the scope because it overrides one of their inputs, with those inputs; once
+        /// it has ended, those built from a frame that objects remember, as long as they remember the cell.
+        var built: [ObjectIdentifier: Built] = [:]
+        var building: [ObjectIdentifier: BuildTicket] = [:]
+        /// For a fresh scope's own cell, its root, whose builds read the cell, until the scope ends.
+        var owns: Root?
+    }
+
+    /// A `.cached` value and the keys its build read, its own reads and those of the cached values it read.
+    struct Built {
+        let box: AnyBox
+        let inputs: [ObjectIdentifier]
+        /// For a value built for a scope that had ended, from what an object remembers of it: the version it froze.
+        var version: UInt? = nil
+
+        /// Removes every value, and returns them.
+        static func drop(every built: inout [ObjectIdentifier: Built]) -> [Built] {
+            defer { built = [:] }
+            return Array(built.values)
+        }
+
+        /// Removes the values built from `id`, and returns them.
+        static func drop(builtFrom id: ObjectIdentifier, in built: inout [ObjectIdentifier: Built]) -> [Built] {
+            if built.isEmpty { return [] }
+            let stale = built.filter { $0.value.inputs.contains(id) }
+            for key in stale.keys { built[key] = nil }
+            return Array(stale.values)
+        }
     }
 
     /// A scope, which only the task-local binding holds, while its operation and the tasks started in it run; or a
@@ -1117,10 +1166,12 @@ nonisolated extension InjectedValues {
         /// A fresh scope's root, which scopes nested in it may keep, keeps its final frame for the builds made there.
         deinit {
             guard let root, let cell else { return }
-            func end() -> (Frame, Snapshot?) {
+            func end() -> (Frame, Snapshot?, Derived?) {
                 cell.withLock { state in
-                    defer { (state.frame, state.ended, state.kept) = (Frame(), true, nil) }
-                    return (state.frame, state.kept)
+                    defer {
+                        (state.frame, state.ended, state.kept, state.derived) = (Frame(), true, nil, nil)
+                    }
+                    return (state.frame, state.kept, state.derived)
                 }
             }
             // A fresh scope's root takes its frame in the same step as the cell ends, so that no build sees neither.
@@ -1237,7 +1288,7 @@ nonisolated extension InjectedValues {
                     ?? empty
             }
             var levels: [(cell: Cell?, frame: Frame, version: UInt?)] = []
-            reader.walk(lent) { cell, frozen in
+            reader.walk(lent) { cell, frozen, _ in
                 let (live, version) = cell?.withLock { ($0.ended ? nil : $0.frame, $0.version) } ?? (nil, 0)
                 if let live {
                     levels.append((cell, live, version))
@@ -1272,34 +1323,35 @@ nonisolated extension InjectedValues {
             (cell, base, root, world) = (nil, snapshot, snapshot.endsAt ?? Store.global, snapshot.world)
         }
 
-        /// Visits the levels a read walks, each a cell (`nil` for a dead level) and its frozen frame, until `visit`
+        /// Visits the levels a read walks, each a cell (`nil` for a dead level), its frozen frame and the version it
+        /// froze (`nil` for the reader's own cell, which is live, and for a dead level), until `visit`
         /// returns `true`: the reader's own until one that `lent` has too, then `lent`'s.
         ///
         /// A `lent` from another world counts only where the reader has no scope. The one place that says in what order
         /// a read looks.
-        func walk(_ lent: Snapshot?, _ visit: (Cell?, Frame) -> Bool) {
+        func walk(_ lent: Snapshot?, _ visit: (Cell?, Frame, UInt?) -> Bool) {
             let lent = counts(lent) ? lent : nil
             if let cell {
                 if lent?.has(cell) == true { return Reader.walk(lent, visit) }
-                if visit(cell, Frame()) { return }
+                if visit(cell, Frame(), nil) { return }
             }
             var node = base
             while let level = node, !(level.cell.map { lent?.has($0) == true } ?? false) {
-                if visit(level.cell, level.frozen) { return }
+                if visit(level.cell, level.frozen, level.version) { return }
                 node = level.next
             }
             Reader.walk(lent, visit)
         }
 
-        private static func walk(_ list: Snapshot?, _ visit: (Cell?, Frame) -> Bool) {
+        private static func walk(_ list: Snapshot?, _ visit: (Cell?, Frame, UInt?) -> Bool) {
             var node = list
-            while let level = node, !visit(level.cell, level.frozen) { node = level.next }
+            while let level = node, !visit(level.cell, level.frozen, level.version) { node = level.next }
         }
 
         /// The override of a key in the levels a read walks.
         func box(for id: ObjectIdentifier, lent: Snapshot?) -> AnyBox? {
             var found: AnyBox?
-            walk(lent) { cell, frozen in
+            walk(lent) { cell, frozen, _ in
                 found = Snapshot.box(for: id, in: cell, frozen)
                 return found != nil
             }
@@ -1336,9 +1388,9 @@ nonisolated extension InjectedValues {
 
         /// Overrides a key in the root, and empties every thread's view of the global store; `nil` for a fresh root
         /// whose scope has ended (which it checks under the lock the scope's end takes), whose world takes no writes.
-        func set(_ id: ObjectIdentifier, _ box: AnyBox) -> [AnyBox?]? {
+        func set(_ id: ObjectIdentifier, _ box: AnyBox) -> Any? {
             lock.withLock { state in
-                state.hasEnded ? nil : [state.overrides.set(id, box)] + state.dropViews()
+                state.hasEnded ? nil : (state.overrides.set(id, box), state.wrote(id), state.dropViews()) as Any
             }
         }
 
@@ -1352,7 +1404,7 @@ nonisolated extension InjectedValues {
                 if state.hasEnded { return nil }
                 defer { (state.overrides, state.cache, state.building) = (Frame(), [:], [:]) }
                 lock.broadcast()
-                return state.overrides.boxes + state.cache.values + state.dropViews()
+                return state.overrides.boxes + state.cache.values.map(\.box) + state.dropViews()
             }
             withExtendedLifetime(dropped) {}
             return dropped != nil
@@ -1363,8 +1415,11 @@ nonisolated extension InjectedValues {
     struct RootState {
         var overrides = Frame()
         /// The `.cached` values built, and the builds in progress.
-        var cache: [ObjectIdentifier: AnyBox] = [:]
+        var cache: [ObjectIdentifier: Built] = [:]
         var building: [ObjectIdentifier: BuildTicket] = [:]
+        /// Counts the writes, and says which key each last wrote, so that a build can tell whether an input changed.
+        var writes: UInt = 0
+        var written: [ObjectIdentifier: UInt] = [:]
         /// A fresh scope's own cell, whose overrides its builds read, and the frame it had when that scope ended.
         var owner: Cell?
         var ownerFrame = Frame()
@@ -1375,6 +1430,12 @@ nonisolated extension InjectedValues {
         ///
         /// The scope's end takes the root's lock too, so the answer holds while the lock is held.
         var hasEnded: Bool { owner?.withLock { $0.ended } == true }
+
+        /// Records a write of `id`, and drops the values built from it; returns them, to release after unlocking.
+        mutating func wrote(_ id: ObjectIdentifier) -> [Built] {
+            (writes, written[id]) = (writes &+ 1, writes &+ 1)
+            return Built.drop(builtFrom: id, in: &cache)
+        }
 
         /// Empties every thread's view of the global store; returns what they held, to release after unlocking.
         func dropViews() -> [AnyBox] {
@@ -1499,6 +1560,7 @@ nonisolated extension InjectedValues {
             // reads test values as the global store does.
             let scope = Scope(base: nil, root: Root(testPolicy: policy ?? reader.root.testPolicy ?? processPolicy))
             scope.root!.lock.withLock { $0.owner = scope.cell }
+            scope.cell!.withLock { $0.madeDerived().owns = scope.root }
             return scope
         }
 
@@ -1547,6 +1609,7 @@ nonisolated extension InjectedValues {
         static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
             let thread = ThreadState.current
             let scope = binding.get().scope
+            if thread.own.inputs != nil { thread.own.inputs!.append(ObjectIdentifier(key)) }
             if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope) }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
@@ -1589,10 +1652,51 @@ nonisolated extension InjectedValues {
         }
 
         /// Reads a key through the levels a read walks, then from the root.
+        ///
+        /// A `.cached` key that nothing overrides gets the value built for the innermost level that overrides one of
+        /// its inputs, built now if need be; else the root's.
         private static func read<K: ReadOnlyInjectionKey>(_ key: K.Type, _ reader: Reader, lent: Snapshot?) -> K.Value {
-            if let found = reader.box(for: ObjectIdentifier(key), lent: lent) { return unbox(found, as: K.Value.self) }
+            let id = ObjectIdentifier(key)
+            guard K.lifetime == .cached else {
+                if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
+                let root = reader.root(lent)
+                return root === global ? globalValue(for: key, on: .current) : rootValue(for: key, in: root)
+            }
+            var (found, built, at): (AnyBox?, Built?, Cell?) = (nil, nil, nil)
+            reader.walk(lent) { cell, frozen, version in
+                let state = cell?.withLock { ($0.ended, $0.frame[id], $0.derived?.built[id]) }
+                found = state.map { $0.0 ? frozen[id] : $0.1 } ?? frozen[id]
+                if found == nil, let made = state?.2, made.version == (state!.0 ? version : nil) {
+                    (built, at) = (made, cell)
+                }
+                return found != nil || built != nil
+            }
+            if let found { return unbox(found, as: K.Value.self) }
             let root = reader.root(lent)
-            return root === global ? globalValue(for: key, on: .current) : rootValue(for: key, in: root)
+            let (value, inputs, keptIn) =
+                built.map { (unbox($0.box, as: K.Value.self), $0.inputs, at) }
+                ?? (root === global ? globalEntry(for: key) : rootEntry(for: key, in: root))
+            guard !inputs.isEmpty else { return value }
+            ThreadState.current.own.inputs?.append(contentsOf: inputs)
+            // The innermost level above the value's that overrides one of its inputs, if any: the value is not its.
+            var level: (cell: Cell?, version: UInt?, live: Bool)?
+            reader.walk(lent) { cell, frozen, version in
+                if let keptIn, cell === keptIn { return true }
+                let live = cell?.withLock { $0.ended ? nil : ($0.frame, $0.version) }
+                guard inputs.contains(where: { (live?.0 ?? frozen)[$0] != nil }) else { return false }
+                level = (cell, live?.1 ?? version, live != nil)
+                return true
+            }
+            guard let level else { return value }
+            return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+        }
+
+        /// Reads a `.cached` key from the global store, with the keys it was built from.
+        private static func globalEntry<K: ReadOnlyInjectionKey>(for key: K.Type) -> Entry<K.Value> {
+            let id = ObjectIdentifier(key)
+            let entry = ThreadState.current.view.withLock { view in view.entries[id].map { ($0, view.inputs[id]) } }
+            guard let entry else { return rootEntry(for: key, in: global) }
+            return (unbox(entry.0, as: K.Value.self), entry.1 ?? [], nil)
         }
 
         /// Reads a key from the global store, through the thread's view of it.
@@ -1612,47 +1716,90 @@ nonisolated extension InjectedValues {
         /// Reads a key from a root: its override, or else its default per its lifetime, which a `.cached` key builds
         /// once: the first reader builds it, and others wait for it.
         static func rootValue<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> K.Value {
+            rootEntry(for: key, in: root).value
+        }
+
+        /// The same, with the keys a `.cached` value was built from, and the cell it is kept in, if not the root.
+        ///
+        /// A value built from an override of the fresh scope's own cell is kept in that cell, which a write to the
+        /// input empties of it; a value whose input was written while it was built is not kept.
+        private static func rootEntry<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> Entry<K.Value> {
             let (id, thread, isGlobal, lifetime) = (
                 ObjectIdentifier(key), ThreadState.current, root === global, K.lifetime
             )
             while true {
-                let (found, ticket, building) = root.lock.withLock { state -> (AnyBox?, BuildTicket?, Bool) in
-                    if let box = state.overrides[id] ?? state.cache[id] {
-                        if isGlobal { thread.remember(Box(unbox(box, as: K.Value.self)), for: id, in: state) }
-                        return (box, nil, false)
+                let (found, keptIn, ticket, start) = root.lock.withLock {
+                    state -> (Built?, Cell?, BuildTicket?, (writes: UInt, owner: UInt?)?) in
+                    let owned = state.owner?.withLock { $0.ended ? nil : $0.derived?.built[id] }
+                    if let found = state.overrides[id].map({ Built(box: $0, inputs: []) }) ?? state.cache[id] {
+                        if isGlobal {
+                            thread.remember(Box(unbox(found.box, as: K.Value.self)), for: id, found.inputs, in: state)
+                        }
+                        return (found, nil, nil, nil)
                     }
+                    if let owned { return (owned, state.owner, nil, nil) }
                     if lifetime == .uncached {
-                        if isGlobal, processPolicy == nil { thread.remember(evaluate, for: id, in: state) }
-                        return (nil, nil, false)
+                        if isGlobal, processPolicy == nil { thread.remember(evaluate, for: id, [], in: state) }
+                        return (nil, nil, nil, nil)
                     }
-                    if let ticket = state.building[id] { return (nil, ticket, false) }
+                    if let ticket = state.building[id] { return (nil, nil, ticket, nil) }
                     state.building[id] = BuildTicket(key: key, builder: thread)
-                    return (nil, state.building[id], true)
+                    return (nil, nil, state.building[id], (state.writes, state.owner?.withLock { $0.version }))
                 }
-                if let found { return unbox(found, as: K.Value.self) }
-                guard let ticket else { return defaultValue(for: key, in: root) }
-                guard building else {
+                if let found { return (unbox(found.box, as: K.Value.self), found.inputs, keptIn) }
+                guard let ticket else { return (defaultValue(for: key, in: root), [], nil) }
+                guard let start else {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
                 }
-                let value = build(key, in: root)
+                let (value, read) = build(key, in: root)
                 ticket.finish()
-                root.lock.withLock { state in
+                let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
                     root.lock.broadcast()
-                    // A reset that dropped the build while it ran leaves the cache as it is: the caller alone gets it.
-                    guard state.building[id] === ticket else { return }
-                    (state.building[id], state.cache[id]) = (nil, Box(value))
+                    var seen = Swift.Set<ObjectIdentifier>()
+                    let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
+                        seen.insert($0).inserted
+                    }
+                    // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
+                    // the caller alone gets it.
+                    guard state.building[id] === ticket else { return (inputs, nil) }
+                    state.building[id] = nil
+                    guard !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
+                        return (inputs, nil)
+                    }
+                    let built = Built(box: Box(value), inputs: inputs)
+                    guard let owner = state.owner,
+                        inputs.contains(where: { state.ownerFrame[$0] != nil })
+                            || owner.withLock({ owner in inputs.contains { owner.frame[$0] != nil } })
+                    else {
+                        state.cache[id] = built
+                        return (inputs, nil)
+                    }
+                    let kept = owner.withLock { owner -> Bool in
+                        guard !owner.ended, owner.version == start.owner, owner.derived?.built[id] == nil else {
+                            return false
+                        }
+                        owner.madeDerived().built[id] = built
+                        return true
+                    }
+                    return (inputs, kept ? owner : nil)
                 }
-                return value
+                return (value, inputs, owner)
             }
         }
+
+        /// A value, the keys it was built from, and the cell it is kept in, if not the root.
+        typealias Entry<Value> = (value: Value, inputs: [ObjectIdentifier], keptIn: Cell?)
 
         /// Evaluates a `.cached` key's default for the root that keeps it, with a view of the root bound.
         ///
         /// It reads and writes in the root's own world (a fresh scope's own cell, while it runs, and its root), never
         /// in a nested scope, so that no override of one is baked into an instance every scope shares; and what it
         /// makes, captures or starts holds the root as weakly as a snapshot does.
-        private static func build<K: ReadOnlyInjectionKey>(_ key: K.Type, in root: Root) -> K.Value {
+        private static func build<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            in root: Root
+        ) -> (K.Value, [ObjectIdentifier]) {
             // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
             // the build began, or as it was when it ended. Taken under the root's lock, which the scope's end takes too,
             // so that the build sees either the running cell or the frame it left.
@@ -1666,8 +1813,60 @@ nonisolated extension InjectedValues {
                 return Snapshot(nil, state.ownerFrame, nil, next: nil, root: root, world: root.world)
             }
             let view = root === global ? nil : Scope(viewOf: nil, base: base, root: root)
-            return ThreadState.current.isolated(keepingUpdate: true, binding: Binding(scope: view)) {
+            return ThreadState.current.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
+            }
+        }
+
+        /// Builds a `.cached` key's default for a scope that overrides one of its inputs, as `base` shows the scopes,
+        /// and keeps it in that scope's cell while the scope runs and has had no write since `level`'s version.
+        private static func build<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            for base: Snapshot?,
+            keepingIn level: (cell: Cell?, version: UInt?, live: Bool),
+            root: Root
+        ) -> K.Value {
+            let (id, tag, thread) = (ObjectIdentifier(key), level.live ? nil : level.version, ThreadState.current)
+            // Whether the cell may keep a value now: it has had no write since, or has ended, as the level says.
+            func keeps(_ state: CellState) -> Bool {
+                state.ended ? !level.live && tag != nil : level.live && state.version == level.version
+            }
+            while true {
+                // One build at a time for the cell, as for a root: others wait for it, and take what it kept.
+                let (found, ticket, building) =
+                    level.cell?.withLock { state -> (AnyBox?, BuildTicket?, Bool) in
+                        guard keeps(state) else { return (nil, nil, false) }
+                        let derived = state.madeDerived()
+                        if let other = derived.built[id], other.version == tag { return (other.box, nil, false) }
+                        if let ticket = derived.building[id] { return (nil, ticket, false) }
+                        derived.building[id] = BuildTicket(key: key, builder: thread)
+                        return (nil, derived.building[id], true)
+                    } ?? (nil, nil, false)
+                if let found { return unbox(found, as: K.Value.self) }
+                if let ticket, !building {
+                    thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
+                    continue
+                }
+                let view = Scope(viewOf: nil, base: base, root: root)
+                let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
+                    defaultValue(for: key, in: root)
+                }
+                ticket?.finish()
+                // What the root's build kept in the cell meanwhile wins; a value of another frame is replaced.
+                let (kept, replaced) =
+                    level.cell?.withLock { state -> (AnyBox?, Built?) in
+                        level.cell!.broadcast()
+                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
+                            return (nil, nil)
+                        }
+                        derived.building[id] = nil
+                        guard keeps(state) else { return (nil, nil) }
+                        if let other = derived.built[id], other.version == tag { return (other.box, nil) }
+                        defer { derived.built[id] = Built(box: Box(value), inputs: inputs, version: tag) }
+                        return (nil, derived.built[id])
+                    } ?? (nil, nil)
+                thread.releasing(consume replaced)
+                return kept.map { unbox($0, as: K.Value.self) } ?? value
             }
         }
 
@@ -1696,12 +1895,12 @@ nonisolated extension InjectedValues {
             thread.own.context.pending = nil  // The first write of a write through a key path ends its read half.
             var (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
             while let chosen = cell {
-                let (wrote, replaced) = chosen.withLock { state -> (Bool, AnyBox?) in
-                    guard !state.ended else { return (false, nil) }
-                    state.version &+= 1
-                    return (true, state.frame.set(id, box))
+                let (wrote, replaced, owns) = chosen.withLock { state -> (Bool, Any?, Root?) in
+                    state.ended ? (false, nil, nil) : (true, state.set(id, box), state.derived?.owns)
                 }
                 thread.releasing(consume replaced)
+                // A fresh scope's own cell is part of its root's world: the root's values built from the key go too.
+                if let owns { thread.releasing(owns.lock.withLock { $0.wrote(id) }) }
                 if wrote { return }
                 // The scope ended since it was chosen: the write goes where it would go now. A view's own cell (a task
                 // an update closure started, after the scope ended) has nowhere else.
@@ -1774,7 +1973,10 @@ nonisolated extension InjectedValues {
             let dropped = global.lock.withLock { state in
                 // A build in progress read the value this write replaced: it stores nothing, and waiters read again.
                 if K.lifetime == .cached { (state.building[id], _) = (nil, global.lock.broadcast()) }
-                return [K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil] + state.dropViews()
+                return (
+                    K.lifetime == .cached ? state.cache.removeValue(forKey: id) : nil, state.wrote(id),
+                    state.dropViews()
+                )
             }
             return (replaced, dropped)
         }
@@ -1786,7 +1988,7 @@ nonisolated extension InjectedValues {
             if let cell {
                 let dropped = cell.withLock { state in
                     defer { (state.frame, state.version) = (Frame(), state.version &+ 1) }
-                    return state.frame
+                    return (state.frame, state.derived.map { derived in Built.drop(every: &derived.built) })
                 }
                 if reader.root.lock.withLock({ $0.owner }) === cell { reader.root.clear() }
                 withExtendedLifetime(dropped) {}
@@ -1901,6 +2103,8 @@ nonisolated extension InjectedValues {
 
         struct View {
             var entries: [ObjectIdentifier: AnyBox] = [:]
+            /// The keys each `.cached` value among them was built from.
+            var inputs: [ObjectIdentifier: [ObjectIdentifier]] = [:]
             /// Whether every `.uncached` key evaluates its default: the global store overrides none, and no test runs.
             var evaluatesUncached = false
         }
@@ -1914,6 +2118,8 @@ nonisolated extension InjectedValues {
             /// The variables whose first read has returned, as far as this thread knows: a list, since a program has
             /// few, and comparing a few identifiers costs less than hashing one.
             var readVariables: [ObjectIdentifier] = []
+            /// The keys the innermost `.cached` build on this thread has read so far.
+            var inputs: [ObjectIdentifier]?
         }
 
         /// This thread's record, made on first use and released when the thread exits.
@@ -1945,10 +2151,11 @@ nonisolated extension InjectedValues {
         }()
 
         /// Records what the global store holds for a key in this thread's view; called holding the store's lock.
-        func remember(_ box: AnyBox, for id: ObjectIdentifier, in state: RootState) {
+        func remember(_ box: AnyBox, for id: ObjectIdentifier, _ inputs: [ObjectIdentifier], in state: RootState) {
             let mayEvaluate = box === Store.evaluate && state.overrides.isEmpty
             let replaced = view.withLock { view in
                 if mayEvaluate { view.evaluatesUncached = true }
+                if !inputs.isEmpty { view.inputs[id] = inputs }
                 return mayEvaluate ? nil : view.entries.updateValue(box, forKey: id)
             }
             withExtendedLifetime(replaced) {}
@@ -1963,6 +2170,17 @@ nonisolated extension InjectedValues {
             defer { own.context = outer }
             guard let binding, binding.scope != nil || Store.binding.get().scope != nil else { return try body() }
             return try Store.binding.withValue(binding, operation: body)
+        }
+
+        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made and the keys it read; a build
+        /// around it read them too.
+        func recordingInputs<T>(keepingUpdate: Bool, binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier]) {
+            let outer = own.inputs
+            own.inputs = []
+            let value = isolated(keepingUpdate: keepingUpdate, binding: binding, body)
+            let inputs = own.inputs ?? []
+            own.inputs = outer.map { $0 + inputs }
+            return (value, inputs)
         }
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.

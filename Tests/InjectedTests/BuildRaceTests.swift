@@ -94,7 +94,9 @@ struct BuildRaceTests {
             #expect(reads.value >= 8)
             #expect(seen.generationsWithTwoInstances == 0)
             #expect(seen.generations > 0)
-            #expect(log.take()["top", default: 0] <= Self.generations + 1)
+            // Since issue 37 a derived default follows its inputs: a value whose build began between the reset and the
+            // write that puts the log back is not kept, so a generation builds at most twice.
+            #expect(log.take()["top", default: 0] <= 2 * Self.generations + 1)
         }
     }
 }

@@ -91,7 +91,8 @@ struct LifetimeTests {
         #expect(outer !== other)
     }
 
-    @Test("a cached default is built from its root's values, not a nested scope's overrides")
+    // Since issue 37 a cached default follows its inputs: a nested scope that overrides one gets a value of its own.
+    @Test("a cached default is built from its root's values, and for a nested scope that overrides one, from its own")
     func cachedIsBuiltInRootContext() {
         inFreshScope {
             InjectedValues[\.factory] = Instance("root's")
@@ -100,8 +101,10 @@ struct LifetimeTests {
             } operation: {
                 InjectedValues[\.composite]
             }
-            #expect(built.part.label == "root's")
-            #expect(InjectedValues[\.composite] === built)
+            #expect(built.part.label == "nested override")
+            #expect(InjectedValues[\.composite] !== built)
+            #expect(InjectedValues[\.composite].part.label == "root's")
+            #expect(InjectedValues[\.composite] === InjectedValues[\.composite])
         }
     }
 

@@ -181,7 +181,9 @@ struct RememberedScopeTests {
         #expect(model.source == "configured")
     }
 
-    @Test("a cached default read through a remembered fresh scope is built in its cache, and the global one after")
+    @Test(
+        "a cached default read through a remembered fresh scope is built there, and from what the object remembers after"
+    )
     func cachedDefaultInRememberedRoot() async {
         let (model, during) = withInjectedValues(fresh: true) {
             $0.feedSource = "fresh"
@@ -190,10 +192,13 @@ struct RememberedScopeTests {
             return (model, model.cachedFeed)
         }
         #expect(during.label == "built from fresh")
-        // Since core v5 a fresh scope's cache ends with it: afterwards the object's cached default is the global one.
+        // Since core v5 a fresh scope's cache ends with it. Since issue 37 a cached default follows its inputs: the
+        // object remembers the override of its input, so afterwards it gets a value built from that, one for the
+        // frame it remembers, not the global one.
         let after = await Task.detached { model.cachedFeed }.value
         #expect(after !== during)
-        #expect(after.label == "built from default")
+        #expect(after.label == "built from fresh")
+        #expect(model.cachedFeed === after)
     }
 
     @Test("a cached default read through a remembered scope inside a fresh scope is built in the reader's cache")
