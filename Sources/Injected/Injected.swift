@@ -307,9 +307,8 @@ public nonisolated struct InjectedValues: Sendable {
     /// whose getter reads exactly one key, of the type being written, as a plain accessor does, the getter's read
     /// during the write gets the value being written, and no live default is built; the setter reads real values. A
     /// nested path such as `\.formatters.duration`, or a derived accessor that reads several keys, reads the real
-    /// values, twice. The whole write is quiet: nothing it evaluates
-    /// is reported in a strict test. To override a dependency without its getter running at all, write it in an update
-    /// closure: `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
+    /// values, twice, and a strict test reports each live default that builds, naming the write. To override a
+    /// dependency without its getter running at all, write it in an update closure: `withInjectedValues { $0.networkProvider = mock } operation: { … }`, or the test trait's
     /// `.injectedValues { $0.networkProvider = mock }`, calls the accessor's setter alone.
     ///
     /// A write to a nested path reads the outer dependency, changes the part, and overrides the outer dependency
@@ -1609,7 +1608,6 @@ nonisolated extension InjectedValues {
         static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
             let thread = ThreadState.current
             let scope = binding.get().scope
-            if thread.own.inputs != nil { thread.own.inputs!.append(ObjectIdentifier(key)) }
             if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope) }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
@@ -1657,6 +1655,8 @@ nonisolated extension InjectedValues {
         /// its inputs, built now if need be; else the root's.
         private static func read<K: ReadOnlyInjectionKey>(_ key: K.Type, _ reader: Reader, lent: Snapshot?) -> K.Value {
             let id = ObjectIdentifier(key)
+            // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs.
+            ThreadState.current.own.inputs?.append(id)
             guard K.lifetime == .cached else {
                 if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
                 let root = reader.root(lent)
@@ -1812,7 +1812,8 @@ nonisolated extension InjectedValues {
                 // A level even when empty: it is what sends the build's writes to its root, never the global store.
                 return Snapshot(nil, state.ownerFrame, nil, next: nil, root: root, world: root.world)
             }
-            let view = root === global ? nil : Scope(viewOf: nil, base: base, root: root)
+            // The global store's build binds a view of no scope, so that its reads take the path that records them.
+            let view = Scope(viewOf: nil, base: root === global ? nil : base, root: root)
             return ThreadState.current.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
             }
@@ -1872,7 +1873,7 @@ nonisolated extension InjectedValues {
 
         /// Evaluates a key's default: its `currentValue`, or in a test, its test value if it declares one.
         ///
-        /// A strict test reports, once per key, a key that has none, unless the read is quiet.
+        /// A strict test reports, once per key, a key that has none.
         private static func defaultValue<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> K.Value {
             let thread = ThreadState.current
             guard let policy = root.policy(for: key) else { return thread.evaluate(key) }
@@ -1880,7 +1881,7 @@ nonisolated extension InjectedValues {
                 func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
                 return testValue(testKey) as! K.Value
             }
-            if !thread.own.context.quiet { policy.report(missing: key, inUpdate: thread.own.context.inUpdate) }
+            policy.report(missing: key, of: K.Value.self, in: thread.own.context)
             return thread.evaluate(key)
         }
 
@@ -1918,7 +1919,7 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// Runs `write`, a write of `value` through a key path, whose reads are quiet.
+        /// Runs `write`, a write of `value` through a key path, whose reads' reports name the path.
         ///
         /// Swift calls the accessor's getter before its setter: `probe`, the getter alone, tells whether it reads
         /// exactly one key, of the written type, as a plain accessor does; if so, and `path` is that one accessor, the
@@ -1926,7 +1927,7 @@ nonisolated extension InjectedValues {
         static func writingThroughKeyPath<T>(_ value: T, _ path: AnyKeyPath, probe: () -> Void, _ write: () -> Void) {
             let (thread, pending) = (ThreadState.current, Pending(value))
             let outer = thread.own.context
-            (thread.own.context.quiet, thread.own.context.pending) = (true, pending)
+            (thread.own.context.writing, thread.own.context.pending) = (path, pending)
             defer { thread.own.context = outer }
             probe()
             let plain = pending.reads == 1 && pending.matched && names(oneAccessor: path)
@@ -2059,7 +2060,7 @@ nonisolated extension InjectedValues {
     /// own length, then restored.
     ///
     /// An operation, a `.cached` build and a variable's initializer start from a context of their own, keeping only
-    /// `quiet`, so nothing set for one operation reaches a nested one.
+    /// `writing`, so nothing set for one operation reaches a nested one.
     struct Context {
         /// The snapshot a property lends to the reads and the write its access makes.
         ///
@@ -2069,8 +2070,12 @@ nonisolated extension InjectedValues {
         unowned(unsafe) var lent: Snapshot?
         /// In a write through a key path, until its first write: the value written.
         var pending: Pending?
-        /// Whether reads report nothing: a write through a key path and everything it evaluates.
-        var quiet = false
+        /// The key path a write goes through, for the whole write and what it evaluates, which a strict test's report
+        /// names: its reads build live defaults only where the path is nested or the accessor derived.
+        ///
+        /// `unowned(unsafe)`, as `lent` is: `Store.writingThroughKeyPath` sets it for the length of the write, whose
+        /// caller holds the path strongly, and restores the previous value before returning.
+        unowned(unsafe) var writing: AnyKeyPath?
         /// Whether an update closure reads, which a strict test's report says.
         var inUpdate = false
     }
@@ -2166,7 +2171,7 @@ nonisolated extension InjectedValues {
         func isolated<T>(keepingUpdate: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
             let outer = own.context
             own.context = Context()
-            (own.context.quiet, own.context.inUpdate) = (outer.quiet, keepingUpdate && outer.inUpdate)
+            (own.context.writing, own.context.inUpdate) = (outer.writing, keepingUpdate && outer.inUpdate)
             defer { own.context = outer }
             guard let binding, binding.scope != nil || Store.binding.get().scope != nil else { return try body() }
             return try Store.binding.withValue(binding, operation: body)
@@ -2205,7 +2210,7 @@ nonisolated extension InjectedValues {
         }
 
         /// Releases what a write replaced, in a context of its own: a `deinit` it runs is not part of the write, and
-        /// reads neither what the writer's property lends nor its quiet.
+        /// reads neither what the writer's property lends nor the write it makes.
         func releasing(_ dropped: consuming Any?) {
             let outer = own.context
             own.context = Context()
@@ -2321,52 +2326,70 @@ nonisolated extension InjectedValues {
         /// Whether this is the policy of reads made outside every test in a process that runs tests.
         var isProcessPolicy: Bool { report == nil }
 
-        /// Reports, once per key, a read of `key` that found neither an override nor a test value.
-        func report(missing key: Any.Type, inUpdate: Bool) {
+        /// Reports, once per key, a read of `key`, whose value is of type `value`, that found neither an override nor
+        /// a test value, saying what read it.
+        func report(missing key: Any.Type, of value: Any.Type, in context: Context) {
             let report = isProcessPolicy ? Store.tests.withLock { $0.strict.last?.report } : strict ? self.report : nil
             guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
-            report(
+            let source: Source =
                 isProcessPolicy
-                    ? escapingReadMessage(for: key)
-                    : inUpdate ? partialWriteMessage(for: key) : missingTestValueMessage(for: key)
-            )
+                ? .escapingWork : context.writing.map(Source.write) ?? (context.inUpdate ? .updateClosure : .test)
+            report(missingTestValueMessage(for: key, of: value, readBy: source))
+        }
+
+        /// What read a key that a report is about.
+        enum Source {
+            case test, updateClosure
+            case write(AnyKeyPath)
+            case escapingWork
         }
     }
 
     // MARK: - Messages
 
-    /// What a strict test reports about a key read with neither an override nor a test value.
-    static func missingTestValueMessage(for key: Any.Type) -> String {
-        """
-        InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used the \
-        live default. To fix it, override the dependency in the test's update closure \
-        (.injectedValues { $0.… = mock }) or with .injecting(\\.…, mock), or give the key a value for every test: \
-        extension \(key): TestValueKey { static var testValue: … { … } }.
-        """
-    }
-
-    /// What a strict test reports about a key its update closure read with neither an override nor a test value: most
-    /// often the read Swift makes to write part of a dependency.
-    static func partialWriteMessage(for key: Any.Type) -> String {
-        """
-        InjectedValues: the test's update closure read \(key), which nothing overrides and which has no test value, so \
-        it used the live default. Writing part of a dependency, as $0.client.fetch = … does, reads the whole \
-        dependency first. To fix it, set the whole dependency in the update closure, as $0.client = \
-        Client(fetch: …), or give the key a value for every test: \
-        extension \(key): TestValueKey { static var testValue: … { … } }.
-        """
-    }
-
-    /// What a strict test reports about a key read outside every test's scope with neither an override nor a test
-    /// value.
-    static func escapingReadMessage(for key: Any.Type) -> String {
-        """
-        InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a callback) \
-        read \(key), which nothing overrides and which has no test value, so it used the live default. To fix it, \
-        give the key a value for every test: extension \(key): TestValueKey { static var testValue: … { … } }, or \
-        run the work in the test's scope: capture it with InjectedValues.capture() where the work is handed off, \
-        and call scope.run { … } where it runs.
-        """
+    /// What a strict test reports about a key read with neither an override nor a test value, by what read it.
+    static func missingTestValueMessage(
+        for key: Any.Type,
+        of value: Any.Type,
+        readBy source: TestPolicy.Source
+    ) -> String {
+        let testValue = "extension \(key): TestValueKey { static var testValue: \(value) { … } }"
+        switch source {
+        case .test:
+            return """
+                InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used \
+                the live default. To fix it, override the accessor that reads it, in the test's update closure \
+                (.injectedValues { $0.accessor = mock }) or with .injecting(\\.accessor, mock), where mock is a \
+                \(value) for tests, or give the key a value for every test: \(testValue).
+                """
+        case .updateClosure:
+            return """
+                InjectedValues: the test's update closure read \(key), which nothing overrides and which has no test \
+                value, so it used the live default. Writing part of a dependency, as $0.client.fetch = … does, reads \
+                the whole dependency first. To fix it, set the whole dependency in the update closure, as \
+                $0.client = mock, where mock is a \(value) for tests, or give the key a value for every test: \
+                \(testValue).
+                """
+        case .write(let path):
+            // Where Swift cannot name the accessor, as on Linux, the key path describes it by an address.
+            let named = "\(path)".contains("<computed") ? "a nested key path or a derived accessor" : "\(path)"
+            return """
+                InjectedValues: the test's write through \(named) read \(key), which nothing overrides and which has \
+                no test value, so it built the live default. Swift writes through a key path by reading it first, and \
+                only a plain accessor's read gets the value being written: a nested path (\\.client.timeout) reads \
+                the whole dependency, and a derived accessor the keys it reads. To fix it, write the whole dependency \
+                through its own accessor, with .injecting or in the update closure, or give the key a value for every \
+                test: \(testValue).
+                """
+        case .escapingWork:
+            return """
+                InjectedValues: work outside every test's scope (a Dispatch queue, a Thread, a detached task, a \
+                callback) read \(key), which nothing overrides and which has no test value, so it used the live \
+                default. To fix it, give the key a value for every test: \(testValue), or run the work in the test's \
+                scope: capture it with InjectedValues.capture() where the work is handed off, and call \
+                scope.run { … } where it runs.
+                """
+        }
     }
 
     /// What is printed when a write through an object has nowhere to go.
@@ -2476,7 +2499,7 @@ nonisolated extension InjectedValues.Scope {
         let thread = InjectedValues.ThreadState.current
         let outer = thread.own.context
         thread.own.context = InjectedValues.Context()
-        (thread.own.context.quiet, thread.own.context.inUpdate) = (outer.quiet, true)
+        (thread.own.context.writing, thread.own.context.inUpdate) = (outer.writing, true)
         defer { thread.own.context = outer }
         let view = InjectedValues.Scope(viewOf: cell, base: base, root: root!)
         try InjectedValues.Store.binding.withValue(InjectedValues.Binding(scope: view)) {
