@@ -1012,6 +1012,9 @@ nonisolated extension InjectedValues {
     // - One decision: `Store.place()` reads the binding and what a property lends in the thread's `Context`. What a
     //   task can inherit is in the binding: an update closure and a `.cached` build bind a view (a cell, no scope) of
     //   the scope or root they work for, so tasks started there read it too, and keep it no more than a snapshot does.
+    // - Derived defaults: a `.cached` build records the keys it reads (`inputs`); its value is kept where they come
+    //   from, the innermost level that overrides one (in the cell's `derived`), else the root; writes drop what was
+    //   built from the key written.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
@@ -1107,12 +1110,21 @@ nonisolated extension InjectedValues {
         }
     }
 
+    /// Where a cell keeps a value built for its scope: the key's, and for a scope that had ended, the version of the
+    /// frame an object remembers, since objects made at different times remember different frames.
+    struct BuiltKey: Hashable {
+        let id: ObjectIdentifier
+        let version: UInt?
+
+        init(_ id: ObjectIdentifier, _ version: UInt?) { (self.id, self.version) = (id, version) }
+    }
+
     /// What a cell keeps for derived defaults, guarded by the cell's lock.
     final class Derived {
         /// The `.cached` values built for the scope because it overrides one of their inputs, with those inputs; once
         /// it has ended, those built from a frame that objects remember, as long as they remember the cell.
-        var built: [ObjectIdentifier: Built] = [:]
-        var building: [ObjectIdentifier: BuildTicket] = [:]
+        var built: [BuiltKey: Built] = [:]
+        var building: [BuiltKey: BuildTicket] = [:]
         /// For a fresh scope's own cell, its root, whose builds read the cell, until the scope ends.
         var owns: Root?
     }
@@ -1121,17 +1133,18 @@ nonisolated extension InjectedValues {
     struct Built {
         let box: AnyBox
         let inputs: [ObjectIdentifier]
-        /// For a value built for a scope that had ended, from what an object remembers of it: the version it froze.
-        var version: UInt? = nil
+        /// For a value kept in a cell, its root's count of writes when its build began: a write to an input since, in
+        /// the root, makes it stale.
+        var rootWrites: UInt = 0
 
         /// Removes every value, and returns them.
-        static func drop(every built: inout [ObjectIdentifier: Built]) -> [Built] {
+        static func drop<Key>(every built: inout [Key: Built]) -> [Built] {
             defer { built = [:] }
             return Array(built.values)
         }
 
         /// Removes the values built from `id`, and returns them.
-        static func drop(builtFrom id: ObjectIdentifier, in built: inout [ObjectIdentifier: Built]) -> [Built] {
+        static func drop<Key>(builtFrom id: ObjectIdentifier, in built: inout [Key: Built]) -> [Built] {
             if built.isEmpty { return [] }
             let stale = built.filter { $0.value.inputs.contains(id) }
             for key in stale.keys { built[key] = nil }
@@ -1488,6 +1501,10 @@ nonisolated extension InjectedValues {
         /// Which variables have been read, which first reads are in progress, and what global writes replaced.
         static let variables = Lock(Variables())
 
+        /// The keys each `.cached` key's last build read, in any root or scope, so that a scope that overrides one of
+        /// them has the value built for it without the root's being built first.
+        static let knownInputs = Lock([ObjectIdentifier: [ObjectIdentifier]]())
+
         /// The cells' locks: 256 stripes, never destroyed.
         static let stripes = Lock((), count: 256)
 
@@ -1611,8 +1628,9 @@ nonisolated extension InjectedValues {
             if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope) }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
-                // base: the levels the scope's read walks, so the read is the scope's.
-                guard let cell = scope?.cell, lent.cell === cell, lent.next === scope!.base else {
+                // base: the levels the scope's read walks, so the read is the scope's. Not in a view, whose cell may
+                // have ended, emptied, where the snapshot's frozen frame still holds what the property remembers.
+                guard let cell = scope?.cell, scope!.root != nil, lent.cell === cell, lent.next === scope!.base else {
                     return value(for: key, on: thread, in: scope)
                 }
             }
@@ -1664,31 +1682,80 @@ nonisolated extension InjectedValues {
             }
             var (found, built, at): (AnyBox?, Built?, Cell?) = (nil, nil, nil)
             reader.walk(lent) { cell, frozen, version in
-                let state = cell?.withLock { ($0.ended, $0.frame[id], $0.derived?.built[id]) }
-                found = state.map { $0.0 ? frozen[id] : $0.1 } ?? frozen[id]
-                if found == nil, let made = state?.2, made.version == (state!.0 ? version : nil) {
-                    (built, at) = (made, cell)
+                let state = cell?.withLock { state in
+                    (
+                        state.ended, state.frame[id],
+                        state.ended && version == nil
+                            ? nil : state.derived?.built[BuiltKey(id, state.ended ? version : nil)]
+                    )
                 }
+                found = state.map { $0.0 ? frozen[id] : $0.1 } ?? frozen[id]
+                if found == nil, let made = state?.2 { (built, at) = (made, cell) }
                 return found != nil || built != nil
             }
             if let found { return unbox(found, as: K.Value.self) }
-            let root = reader.root(lent)
+            let (root, thread) = (reader.root(lent), ThreadState.current)
+            // A value kept in a cell is stale once its root has had a write to one of its inputs: built again.
+            if let stale = built,
+                root.lock.withLock({ state in
+                    stale.inputs.contains { state.written[$0, default: 0] > stale.rootWrites }
+                })
+            {
+                (built, at) = (nil, nil)
+            }
+            // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
+            // not this reader's: it is built for that level, and the root's is not built.
+            if built == nil, let known = knownInputs.withLock({ $0[id] }),
+                let level = overridingLevel(of: known, reader, lent, above: nil)
+            {
+                return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+            }
+            // The outermost such read stays the trigger for the builds nested in this one.
+            let outer = thread.own.trigger
+            thread.own.trigger = outer ?? (built == nil ? (reader, lent) : nil)
             let (value, inputs, keptIn) =
                 built.map { (unbox($0.box, as: K.Value.self), $0.inputs, at) }
                 ?? (root === global ? globalEntry(for: key) : rootEntry(for: key, in: root))
+            thread.own.trigger = outer
             guard !inputs.isEmpty else { return value }
-            ThreadState.current.own.inputs?.append(contentsOf: inputs)
-            // The innermost level above the value's that overrides one of its inputs, if any: the value is not its.
-            var level: (cell: Cell?, version: UInt?, live: Bool)?
+            thread.own.inputs?.append(contentsOf: inputs)
+            guard let level = overridingLevel(of: inputs, reader, lent, above: keptIn) else { return value }
+            return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+        }
+
+        /// The innermost level a read walks, above the cell `stop`, that overrides one of `inputs`: where a value built
+        /// from them is kept, its cell, or the innermost cell above it where that level is dead, with the frame it
+        /// showed.
+        private static func overridingLevel(
+            of inputs: [ObjectIdentifier],
+            _ reader: Reader,
+            _ lent: Snapshot?,
+            above stop: Cell?
+        ) -> Level? {
+            var (level, holder): (Level?, Level?) = (nil, nil)
             reader.walk(lent) { cell, frozen, version in
-                if let keptIn, cell === keptIn { return true }
+                if let stop, cell === stop { return true }
                 let live = cell?.withLock { $0.ended ? nil : ($0.frame, $0.version) }
-                guard inputs.contains(where: { (live?.0 ?? frozen)[$0] != nil }) else { return false }
-                level = (cell, live?.1 ?? version, live != nil)
+                let here = cell.map {
+                    Level(cell: $0, version: live?.1 ?? version, live: live != nil, frame: live?.0 ?? frozen)
+                }
+                guard inputs.contains(where: { (live?.0 ?? frozen)[$0] != nil }) else {
+                    holder = holder ?? here
+                    return false
+                }
+                level = here ?? holder ?? Level(cell: nil, version: nil, live: false, frame: frozen)
                 return true
             }
-            guard let level else { return value }
-            return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+            return level
+        }
+
+        /// A level a value built for a scope is kept in: its cell (`nil` for none), the version and frame it showed,
+        /// and whether it was live.
+        struct Level {
+            let cell: Cell?
+            let version: UInt?
+            let live: Bool
+            let frame: Frame
         }
 
         /// Reads a `.cached` key from the global store, with the keys it was built from.
@@ -1730,7 +1797,7 @@ nonisolated extension InjectedValues {
             while true {
                 let (found, keptIn, ticket, start) = root.lock.withLock {
                     state -> (Built?, Cell?, BuildTicket?, (writes: UInt, owner: UInt?)?) in
-                    let owned = state.owner?.withLock { $0.ended ? nil : $0.derived?.built[id] }
+                    let owned = state.owner?.withLock { $0.ended ? nil : $0.derived?.built[BuiltKey(id, nil)] }
                     if let found = state.overrides[id].map({ Built(box: $0, inputs: []) }) ?? state.cache[id] {
                         if isGlobal {
                             thread.remember(Box(unbox(found.box, as: K.Value.self)), for: id, found.inputs, in: state)
@@ -1767,7 +1834,7 @@ nonisolated extension InjectedValues {
                     guard !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
                         return (inputs, nil)
                     }
-                    let built = Built(box: Box(value), inputs: inputs)
+                    let built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
                     guard let owner = state.owner,
                         inputs.contains(where: { state.ownerFrame[$0] != nil })
                             || owner.withLock({ owner in inputs.contains { owner.frame[$0] != nil } })
@@ -1776,14 +1843,16 @@ nonisolated extension InjectedValues {
                         return (inputs, nil)
                     }
                     let kept = owner.withLock { owner -> Bool in
-                        guard !owner.ended, owner.version == start.owner, owner.derived?.built[id] == nil else {
+                        guard !owner.ended, owner.version == start.owner, owner.derived?.built[BuiltKey(id, nil)] == nil
+                        else {
                             return false
                         }
-                        owner.madeDerived().built[id] = built
+                        owner.madeDerived().built[BuiltKey(id, nil)] = built
                         return true
                     }
                     return (inputs, kept ? owner : nil)
                 }
+                knownInputs.withLock { $0[id] = inputs }
                 return (value, inputs, owner)
             }
         }
@@ -1820,53 +1889,59 @@ nonisolated extension InjectedValues {
         }
 
         /// Builds a `.cached` key's default for a scope that overrides one of its inputs, as `base` shows the scopes,
-        /// and keeps it in that scope's cell while the scope runs and has had no write since `level`'s version.
+        /// and keeps it in `level`'s cell: while the scope runs, unless an input has changed since; once it has ended,
+        /// for the frame the level shows.
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             for base: Snapshot?,
-            keepingIn level: (cell: Cell?, version: UInt?, live: Bool),
+            keepingIn level: Level,
             root: Root
         ) -> K.Value {
-            let (id, tag, thread) = (ObjectIdentifier(key), level.live ? nil : level.version, ThreadState.current)
-            // Whether the cell may keep a value now: it has had no write since, or has ended, as the level says.
-            func keeps(_ state: CellState) -> Bool {
-                state.ended ? !level.live && tag != nil : level.live && state.version == level.version
+            let (thread, writes) = (ThreadState.current, root.lock.withLock { $0.writes })
+            let key = BuiltKey(ObjectIdentifier(key), level.live ? nil : level.version)
+            // Whether a value kept in the cell is still what this read needs: none of its inputs written in the root.
+            func fresh(_ built: Built) -> Bool { built.rootWrites >= writes }
+            // Whether the cell may keep a value built from `inputs` now.
+            func keeps(_ state: CellState, _ inputs: [ObjectIdentifier]) -> Bool {
+                guard !state.ended else { return !level.live && key.version != nil }
+                return level.live
+                    && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
             while true {
-                // One build at a time for the cell, as for a root: others wait for it, and take what it kept.
+                // One build at a time for the cell and frame, as for a root: others wait for it, and take what it kept.
                 let (found, ticket, building) =
                     level.cell?.withLock { state -> (AnyBox?, BuildTicket?, Bool) in
-                        guard keeps(state) else { return (nil, nil, false) }
+                        guard state.ended == !level.live else { return (nil, nil, false) }
                         let derived = state.madeDerived()
-                        if let other = derived.built[id], other.version == tag { return (other.box, nil, false) }
-                        if let ticket = derived.building[id] { return (nil, ticket, false) }
-                        derived.building[id] = BuildTicket(key: key, builder: thread)
-                        return (nil, derived.building[id], true)
+                        if let other = derived.built[key], fresh(other) { return (other.box, nil, false) }
+                        if let ticket = derived.building[key] { return (nil, ticket, false) }
+                        derived.building[key] = BuildTicket(key: K.self, builder: thread)
+                        return (nil, derived.building[key], true)
                     } ?? (nil, nil, false)
                 if let found { return unbox(found, as: K.Value.self) }
                 if let ticket, !building {
-                    thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
+                    thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[key] !== ticket }
                     continue
                 }
                 let view = Scope(viewOf: nil, base: base, root: root)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
-                    defaultValue(for: key, in: root)
+                    defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
-                // What the root's build kept in the cell meanwhile wins; a value of another frame is replaced.
-                let (kept, replaced) =
-                    level.cell?.withLock { state -> (AnyBox?, Built?) in
+                knownInputs.withLock { $0[key.id] = inputs }
+                // What the root's build kept in the cell meanwhile wins.
+                let kept =
+                    level.cell?.withLock { state -> AnyBox? in
                         level.cell!.broadcast()
-                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
-                            return (nil, nil)
+                        guard let ticket, let derived = state.derived, derived.building[key] === ticket else {
+                            return nil
                         }
-                        derived.building[id] = nil
-                        guard keeps(state) else { return (nil, nil) }
-                        if let other = derived.built[id], other.version == tag { return (other.box, nil) }
-                        defer { derived.built[id] = Built(box: Box(value), inputs: inputs, version: tag) }
-                        return (nil, derived.built[id])
-                    } ?? (nil, nil)
-                thread.releasing(consume replaced)
+                        derived.building[key] = nil
+                        guard keeps(state, inputs) else { return nil }
+                        if let other = derived.built[key], fresh(other) { return other.box }
+                        derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes)
+                        return nil
+                    }
                 return kept.map { unbox($0, as: K.Value.self) } ?? value
             }
         }
@@ -1880,6 +1955,12 @@ nonisolated extension InjectedValues {
             if let testKey = key as? any TestValueKey.Type {
                 func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
                 return testValue(testKey) as! K.Value
+            }
+            // A root's build for a scope's read, of a key that scope overrides: the scope gets a value of its own.
+            if let trigger = thread.own.trigger,
+                trigger.reader.box(for: ObjectIdentifier(key), lent: trigger.lent) != nil
+            {
+                return thread.evaluate(key)
             }
             policy.report(missing: key, of: K.Value.self, in: thread.own.context)
             return thread.evaluate(key)
@@ -2125,6 +2206,8 @@ nonisolated extension InjectedValues {
             var readVariables: [ObjectIdentifier] = []
             /// The keys the innermost `.cached` build on this thread has read so far.
             var inputs: [ObjectIdentifier]?
+            /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
+            var trigger: (reader: Reader, lent: Snapshot?)?
         }
 
         /// This thread's record, made on first use and released when the thread exits.

@@ -8,6 +8,28 @@ import Testing
 /// write, and a bounded number of rounds; each failed on the code before its fix in most runs.
 @Suite("Core v5 review")
 struct CoreV5ReviewTests {
+    // Round 7, after the faster read path: a property read in a view, whose cell ended, read the view's empty cell.
+    @Test(
+        "a model made in an update closure, read by a task the closure started after the scope ended, keeps its override"
+    )
+    func updateClosureModelReadAfterTheScopeEnded() async {
+        let ended = DispatchSemaphore(value: 0)
+        let read = StringLog()
+        withInjectedValues { values in
+            values.reviewFlavor = "from the update closure"
+            let model = ReviewFlavorModel()
+            Task {
+                ended.wait()
+                read.append(model.flavor)
+            }
+        } operation: {
+            _ = InjectedValues[\.reviewFlavor]
+        }
+        ended.signal()
+        #expect(await read.eventuallyHasOne())
+        #expect(read.entries == ["from the update closure"])
+    }
+
     @Test("a replaced value whose deinit reads a dependency is released after the scope's lock, not under it")
     func deinitOfAReplacedValueReadsWithoutDeadlock() {
         let finished = DispatchSemaphore(value: 0)
@@ -698,4 +720,18 @@ extension InjectedValues {
         get { Self[ReviewSessionKey.self] }
         set { Self[ReviewSessionKey.self] = newValue }
     }
+
+    fileprivate var reviewFlavor: String {
+        get { Self[ReviewFlavorKey.self] }
+        set { Self[ReviewFlavorKey.self] = newValue }
+    }
+}
+
+private enum ReviewFlavorKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "default" }
+}
+
+/// A model that reads the flavor through its property.
+private struct ReviewFlavorModel: Sendable {
+    @Injected(\.reviewFlavor) var flavor
 }

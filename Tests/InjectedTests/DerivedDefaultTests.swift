@@ -128,6 +128,151 @@ struct DerivedDefaultTests {
     }
 }
 
+/// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
+@Suite("A derived default follows its inputs: review")
+struct DerivedDefaultReviewTests {
+    @Test("a child scope made from an ended preview scope's model reads one instance, however often it reads")
+    func childOfAnEndedScopeReadsOneInstance() {
+        inFreshScope {
+            let parent = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                FolderParent()
+            }
+            let (first, second) = parent.inChild { (InjectedValues[\.folderStore], InjectedValues[\.folderStore]) }
+            #expect(first === second)
+            #expect(first.directory == "/sandbox/store")
+            let detail = parent.openDetail()
+            #expect(detail.store === detail.store)
+        }
+    }
+
+    @Test("a write to an unrelated key while a scope builds a derived value leaves one instance for the scope")
+    func unrelatedWriteDuringABuildKeepsOneInstance() {
+        inFreshScope {
+            let built = Counter()
+            InjectedValues[\.slowFolderBuilds] = built
+            // The root's instance exists, as an app's does, before the request's scope reads its own.
+            _ = InjectedValues[\.slowFolderStore]
+            let stores = withInjectedValues {
+                $0.folder = "/request"
+            } operation: { () -> [ObjectIdentifier] in
+                let scope = InjectedValues.capture()
+                let reads = StoreLog()
+                let group = DispatchGroup()
+                for _ in 0..<4 {
+                    group.enter()
+                    Thread {
+                        reads.add(scope.run { InjectedValues[\.slowFolderStore] })
+                        group.leave()
+                    }
+                    .start()
+                }
+                // While the build (200 ms) runs.
+                usleep(50_000)
+                InjectedValues[\.folderNote] = "written while the build ran"
+                #expect(group.wait(timeout: .now() + 10) == .success)
+                reads.add(InjectedValues[\.slowFolderStore])
+                return reads.identities
+            }
+            #expect(Set(stores).count == 1)
+            #expect(built.value == 2)
+        }
+    }
+
+    @Test("two models made in a scope at different times each keep one instance after the scope ends")
+    func outlivingModelsDoNotEvictEachOther() {
+        inFreshScope {
+            let (first, second) = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: { () -> (FolderModel, FolderModel) in
+                let first = FolderModel()
+                InjectedValues[\.folderNote] = "written between the two models"
+                return (first, FolderModel())
+            }
+            let reads = (0..<3).flatMap { _ in [first.store, second.store] }
+            #expect(Set(reads.map(ObjectIdentifier.init)).count <= 2)
+            #expect(first.store === first.store)
+        }
+    }
+
+    @Test("a strict test whose nested scope overrides a derived default's input reports nothing for that input")
+    func overriddenInputIsNotReportedByTheRootsBuild() {
+        let reports = StringLog()
+        let directory = withTestInjectedValues(strict: true, reportingTo: reports.append) { _ in
+        } operation: {
+            withInjectedValues {
+                $0.strictFolder = "/nested"
+            } operation: {
+                InjectedValues[\.strictFolderStore].directory
+            }
+        }
+        #expect(directory == "/nested/store")
+        #expect(reports.entries.isEmpty, "\(reports.entries)")
+    }
+
+    @Test("a write to an input in the root drops the value a scope keeps for another of its inputs")
+    func rootWriteDropsAScopesDerivedValue() {
+        inFreshScope {
+            let tagger = FolderTagger()
+            withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                #expect(InjectedValues[\.taggedFolderStore].label == "v1 /sandbox")
+                // Outside every scope, through an object made in the fresh scope: a write to its root's world.
+                #expect(runOnThreads(1) { _ in tagger.tag = "v2" })
+                #expect(InjectedValues[\.folderTag] == "v2")
+                #expect(InjectedValues[\.taggedFolderStore].label == "v2 /sandbox")
+            }
+        }
+    }
+
+    @Test("once a derived default's inputs are known, a scope that overrides one builds no root instance")
+    func knownInputsSkipTheRootsBuild() {
+        let built = Counter()
+        inFreshScope {
+            InjectedValues[\.countedFolderBuilds] = built
+            _ = InjectedValues[\.countedFolderStore]
+        }
+        inFreshScope {
+            InjectedValues[\.countedFolderBuilds] = built
+            let directory = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                InjectedValues[\.countedFolderStore].directory
+            }
+            #expect(directory == "/sandbox/store")
+        }
+        #expect(built.value == 2)
+    }
+}
+
+/// An object that writes the folder tag in the scope it was made in.
+private final class FolderTagger: @unchecked Sendable {
+    // `@unchecked Sendable`: the wrapper holds only a key path and a snapshot, which it never changes.
+    @Injected(\.folderTag) var tag
+}
+
+/// Stores read on several threads.
+private final class StoreLog: @unchecked Sendable {
+    // `@unchecked Sendable`: `stores` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var stores: [FolderStore] = []
+
+    func add(_ store: FolderStore) { lock.withLock { stores.append(store) } }
+
+    var identities: [ObjectIdentifier] { lock.withLock { stores.map(ObjectIdentifier.init) } }
+}
+
+/// A parent model that opens child scopes from its own property, as a screen opens a detail screen.
+private struct FolderParent {
+    @Injected(\.folderStore) var store
+
+    func inChild<R>(_ body: () -> R) -> R { withInjectedValues(from: $store, operation: body) }
+
+    func openDetail() -> FolderModel { withInjectedValues(from: $store) { FolderModel() } }
+}
+
 /// A store that keeps its files in a directory, which its default derives from `folder`.
 final class FolderStore: Sendable {
     let directory: String
@@ -164,6 +309,103 @@ enum FolderStoreKey: TestValueKey {
 enum FolderIndexKey: TestValueKey {
     static var currentValue: FolderIndex { FolderIndex(path: InjectedValues[\.folderStore].directory + "/index") }
     static var testValue: FolderIndex { currentValue }
+}
+
+enum FolderNoteKey: TestValueKey {
+    static var currentValue: String { "" }
+    static var testValue: String { "" }
+}
+
+enum SlowFolderBuildsKey: TestValueKey {
+    static var currentValue: Counter { Counter() }
+    static var testValue: Counter { Counter() }
+}
+
+enum SlowFolderStoreKey: TestValueKey {
+    static var currentValue: FolderStore {
+        InjectedValues[\.slowFolderBuilds].increment()
+        usleep(200_000)
+        return FolderStore(directory: InjectedValues[\.folder] + "/store")
+    }
+    static var testValue: FolderStore { currentValue }
+}
+
+enum StrictFolderKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "/live" }
+}
+
+enum StrictFolderStoreKey: TestValueKey {
+    static var currentValue: FolderStore { FolderStore(directory: InjectedValues[\.strictFolder] + "/store") }
+    static var testValue: FolderStore { currentValue }
+}
+
+enum FolderTagKey: TestValueKey {
+    static var currentValue: String { "v1" }
+    static var testValue: String { "v1" }
+}
+
+/// A store labelled with the tag and folder it was built from.
+final class TaggedFolderStore: Sendable {
+    let label: String
+
+    init(label: String) {
+        self.label = label
+    }
+}
+
+enum TaggedFolderStoreKey: TestValueKey {
+    static var currentValue: TaggedFolderStore {
+        TaggedFolderStore(label: InjectedValues[\.folderTag] + " " + InjectedValues[\.folder])
+    }
+    static var testValue: TaggedFolderStore { currentValue }
+}
+
+enum CountedFolderBuildsKey: TestValueKey {
+    static var currentValue: Counter { Counter() }
+    static var testValue: Counter { Counter() }
+}
+
+enum CountedFolderStoreKey: TestValueKey {
+    static var currentValue: FolderStore {
+        InjectedValues[\.countedFolderBuilds].increment()
+        return FolderStore(directory: InjectedValues[\.folder] + "/store")
+    }
+    static var testValue: FolderStore { currentValue }
+}
+
+extension InjectedValues {
+    var folderNote: String {
+        get { Self[FolderNoteKey.self] }
+        set { Self[FolderNoteKey.self] = newValue }
+    }
+
+    var slowFolderBuilds: Counter {
+        get { Self[SlowFolderBuildsKey.self] }
+        set { Self[SlowFolderBuildsKey.self] = newValue }
+    }
+
+    var slowFolderStore: FolderStore { Self[SlowFolderStoreKey.self] }
+
+    var strictFolder: String {
+        get { Self[StrictFolderKey.self] }
+        set { Self[StrictFolderKey.self] = newValue }
+    }
+
+    var strictFolderStore: FolderStore { Self[StrictFolderStoreKey.self] }
+
+    var folderTag: String {
+        get { Self[FolderTagKey.self] }
+        set { Self[FolderTagKey.self] = newValue }
+    }
+
+    var taggedFolderStore: TaggedFolderStore { Self[TaggedFolderStoreKey.self] }
+
+    var countedFolderBuilds: Counter {
+        get { Self[CountedFolderBuildsKey.self] }
+        set { Self[CountedFolderBuildsKey.self] = newValue }
+    }
+
+    var countedFolderStore: FolderStore { Self[CountedFolderStoreKey.self] }
 }
 
 extension InjectedValues {
