@@ -1704,9 +1704,11 @@ nonisolated extension InjectedValues {
                 (built, at) = (nil, nil)
             }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
-            // not this reader's: it is built for that level, and the root's is not built.
+            // not this reader's: it is built for that level, and the root's is not built. A fresh scope's own cell is
+            // the root's own level, whose builds the root makes, one at a time.
             if built == nil, let known = knownInputs.withLock({ $0[id] }),
-                let level = overridingLevel(of: known, reader, lent, above: nil)
+                let level = overridingLevel(of: known, reader, lent, above: nil),
+                level.cell?.withLock({ $0.derived?.owns }) !== root
             {
                 return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
             }
