@@ -14,6 +14,8 @@ let package = Package(
         // HTTPTypes (header names) and NIOCore (timeouts and buffers) itself, pinned at the versions they resolve to.
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // The HTTP parts a channel handler of the server's sees (NIOHTTPTypes), in the graph through Hummingbird.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         // The database client, and the logging API it and Hummingbird log through.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
@@ -31,9 +33,13 @@ let package = Package(
             dependencies: [
                 .product(name: "Injected", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
             ]
         ),
@@ -65,8 +71,11 @@ let package = Package(
                 .product(name: "InjectedTesting", package: "Injected"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],

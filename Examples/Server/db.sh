@@ -36,12 +36,22 @@ start() {
         as_owner "$bin/initdb" --pgdata "$dir/data" --username notes --auth trust --encoding UTF8 --no-sync \
             > "$dir/initdb.log"
     fi
+    # A cluster started by an earlier db.sh, which committed asynchronously, is restarted with the settings below.
+    if as_owner "$bin/pg_ctl" --pgdata "$dir/data" status > /dev/null 2>&1 \
+        && [[ $(as_owner "$bin/psql" -X -h 127.0.0.1 -p "$port" -U notes -d postgres -tAc "SHOW synchronous_commit" \
+            2> /dev/null) != on ]]; then
+        as_owner "$bin/pg_ctl" --pgdata "$dir/data" --mode fast --wait --silent stop
+    fi
     if ! as_owner "$bin/pg_ctl" --pgdata "$dir/data" status > /dev/null 2>&1; then
-        # A throw-away cluster: no fsync, and room for a pool per test process beside the server's.
-        # The server's output goes to its log, and pg_ctl's nowhere: the server must not hold the caller's output
-        # open, or a caller reading it to the end would wait for as long as the server runs.
+        # A throw-away cluster, with room for a pool per test process beside the server's. Each COMMIT waits for its
+        # WAL to be written (synchronous_commit stays on), so a note answered 201 survives a crash of PostgreSQL
+        # itself: kill -9 of a backend, or of the whole server, replays the WAL from the operating system's cache.
+        # What it does not wait for is the disk (fsync=off, full_page_writes=off): a crash of the machine or of its
+        # operating system can lose recent commits or leave the cluster unreadable, so `bash db.sh destroy` and
+        # start again. The server's output goes to its log, and pg_ctl's nowhere: the server must not hold the
+        # caller's output open, or a caller reading it to the end would wait for as long as the server runs.
         as_owner "$bin/pg_ctl" --pgdata "$dir/data" --log "$dir/server.log" --wait --silent \
-            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on \
                 -c full_page_writes=off -c max_connections=300" start > /dev/null 2>&1 < /dev/null
     fi
     if ! as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U notes -d postgres -tAc \

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Injected
+import NIOCore
 
 /// Builds the notes service: its router, and the application that serves it.
 public enum NotesApplication {
@@ -13,10 +14,19 @@ public enum NotesApplication {
     /// configured, the application runs its connection pool as one of its services, creates the tables before it
     /// listens, and shuts the pool down after the server when it stops.
     ///
-    /// - Parameter configuration: Where to listen, and the server's other settings.
+    /// - Parameters:
+    ///   - configuration: Where to listen, and the server's other settings.
+    ///   - requestDeadline: How long a request may take before it is answered 503 and its work abandoned.
     /// - Returns: The application, ready to run or to test.
-    public static func make(configuration: ApplicationConfiguration = .init()) -> some ApplicationProtocol {
-        var application = Application(router: makeRouter(), configuration: configuration)
+    public static func make(
+        configuration: ApplicationConfiguration = .init(),
+        requestDeadline: Duration = defaultRequestDeadline
+    ) -> some ApplicationProtocol {
+        var application = Application(
+            responder: DeadlineResponder(inner: makeRouter().buildResponder(), deadline: requestDeadline),
+            server: server(),
+            configuration: configuration
+        )
         if let database = InjectedValues[\.database] {
             application.addServices(database.client)
             application.beforeServerStarts { try await database.migrate() }
@@ -24,15 +34,30 @@ public enum NotesApplication {
         return application
     }
 
+    /// How long a request may take, unless `NOTES_REQUEST_DEADLINE` says otherwise: 5 s.
+    public static let defaultRequestDeadline = Duration.seconds(5)
+
+    /// The request deadline that `NOTES_REQUEST_DEADLINE` names, as a number of seconds (`5`, `0.5`); `nil` unless
+    /// it is a number above 0.
+    ///
+    /// - Parameter seconds: The variable's value.
+    /// - Returns: The deadline, or `nil`.
+    public static func requestDeadline(seconds: String) -> Duration? {
+        guard let value = Double(seconds.trimmingCharacters(in: .whitespaces)), value > 0, value.isFinite else {
+            return nil
+        }
+        return .milliseconds(max(1, Int((value * 1_000).rounded())))
+    }
+
     /// Makes the router with every route of the service.
     ///
     /// Middleware is attached to route groups, so each route has only what it needs: `/notes` and `/whoami` run
     /// inside ``RequestScopeMiddleware`` and, with a database, ``TransactionMiddleware``, `/bench/injected` and `/bench/dependencies` inside their one-value scopes,
-    /// and `/bench/plain` inside none.
+    /// and `/bench/plain` inside none. Every `GET` route answers `HEAD` too: the same status and headers, no body.
     ///
     /// - Returns: The router.
     public static func makeRouter() -> Router<Context> {
-        let router = Router(context: Context.self)
+        let router = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
         let notes = NotesController()
 
         router.group()
@@ -109,9 +134,48 @@ struct NotesController: Sendable {
         return user
     }
 
-    /// The text of a new note, or a 400 error that says what is wrong with the body.
+    /// The body of `POST /notes`, read to its end: JSON, at most ``maximumBodySize`` bytes.
+    ///
+    /// A body that does not say it is `application/json` is refused with 415 before it is read. A body over the limit
+    /// is refused with 413 as soon as that is known: from its `Content-Length` before reading any of it, or else once
+    /// the bytes read pass the limit. The 413 closes the connection (`Connection: close`), so the rest of the body is
+    /// not read to its end (``CloseAfterResponseHandler``).
+    ///
+    /// - Parameter request: The request; its body is kept in it, collected, so that reading it again costs nothing.
+    /// - Returns: The body.
+    /// - Throws: A 415 or a 413 `HTTPError`.
+    static func body(of request: inout Request) async throws -> ByteBuffer {
+        let mediaType = request.headers[.contentType]?.split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard mediaType == "application/json" else {
+            let sent = request.headers[.contentType].map { "is \($0)" } ?? "is missing"
+            throw HTTPError(
+                .unsupportedMediaType,
+                message:
+                    "The request body must be JSON, sent with Content-Type: application/json; its Content-Type \(sent)."
+            )
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumBodySize {
+            throw tooLarge
+        }
+        do {
+            return try await request.collectBody(upTo: maximumBodySize)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+    }
+
+    /// 413, closing the connection so that the rest of the body is not read.
+    static let tooLarge = HTTPError(
+        .contentTooLarge,
+        headers: [.connection: "close"],
+        message: "The request body is larger than \(maximumBodySize / 1_024) KiB: a note must be shorter."
+    )
+
+    /// The text of a new note, or a 415, 413 or 400 error that says what is wrong with the body.
     static func text(of request: Request) async throws -> String {
-        let body = try await request.body.collect(upTo: maximumBodySize)
+        var request = request
+        let body = try await body(of: &request)
         let example = #"send a JSON object like {"text": "Buy milk"}"#
         guard body.readableBytes > 0 else {
             throw HTTPError(.badRequest, message: "The request body is empty: \(example).")

@@ -15,7 +15,7 @@ enum BenchRoutes {
         router.group("bench/plain")
             .add(middleware: PlainUserMiddleware())
             .get { request, _ -> String in
-                guard let user = RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
+                guard let user = try RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
                 return user
             }
 
@@ -47,7 +47,7 @@ struct PlainUserMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard RequestErrors.user(of: request) != nil else { throw RequestErrors.missingUser }
+        guard try RequestErrors.user(of: request) != nil else { throw RequestErrors.missingUser }
         return try await next(request, context)
     }
 }
@@ -59,7 +59,7 @@ struct InjectedUserMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let user = RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
+        guard let user = try RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
         return try await withInjectedValues {
             $0.currentUser = user
         } operation: {
@@ -75,7 +75,7 @@ struct DependenciesUserMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let user = RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
+        guard let user = try RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
         return try await withDependencies {
             $0.benchUser = user
         } operation: {

@@ -181,6 +181,8 @@ public final class NotesDatabase: Sendable {
     public func withTransaction<R: Sendable>(_ body: (DatabaseTransaction) async throws -> R) async throws -> R {
         try await withConnection { connection in
             let logger = Logger(label: "notes-server.transaction")
+            let watch = InjectedValues[\.requestWatch]
+            watch?.beginTransaction()
             try await connection.query("BEGIN", logger: logger)
             let transaction = DatabaseTransaction(connection, schema: schema)
             let result: R
@@ -192,6 +194,8 @@ public final class NotesDatabase: Sendable {
                 throw error
             }
             await transaction.end()
+            // A request abandoned at its deadline is answered "nothing was saved": it must not commit after that.
+            guard watch?.beginCommit() ?? true else { throw RequestAbandoned() }
             try await connection.query("COMMIT", logger: logger)
             return result
         }
@@ -208,6 +212,7 @@ public final class NotesDatabase: Sendable {
         // for the wait.
         let configuration = configuration
         let health = health
+        let watch = InjectedValues[\.requestWatch]
         return try await withoutActuallyEscaping(body) { body in
             let work = ChildTaskClosure(body)
             let lease = Lease()
@@ -218,6 +223,10 @@ public final class NotesDatabase: Sendable {
                             throw DatabaseUnavailable(cause: health.cause(waited: configuration.connectionWait))
                         }
                         health.connected()
+                        // If the request passes its deadline, its watch closes the connection, which fails a query
+                        // waiting on it, and the pool replaces it.
+                        guard watch?.use(connection) ?? true else { throw RequestAbandoned() }
+                        defer { watch?.release(connection) }
                         return try await work.closure(connection)
                     }
                 }
@@ -419,6 +428,8 @@ public struct PostgresNotesStore: NotesStore {
     public func add(_ text: String, for user: String) async throws -> Note {
         guard let transaction else { return try await inOwnTransaction { try await add(text, for: user) } }
         let created = Note.stamp(clock.now())
+        // PostgreSQL compares names byte by byte: one spelling per name, NFC, as the in-memory store compares them.
+        let user = UserName.normalized(user)
         let rows = try await transaction.query(
             """
             INSERT INTO \(unescaped: transaction.schema).notes (owner, text, created_at)
@@ -433,7 +444,8 @@ public struct PostgresNotesStore: NotesStore {
 
     /// The notes of `user`, oldest first.
     public func notes(of user: String) async throws -> [Note] {
-        try await reading { connection, schema in
+        let user = UserName.normalized(user)
+        return try await reading { connection, schema in
             let rows = try await connection.query(
                 "SELECT id, text, created_at FROM \(unescaped: schema).notes WHERE owner = \(user) ORDER BY id",
                 logger: Logger(label: "notes-server.store")
@@ -504,7 +516,7 @@ public struct PostgresAuditLog: AuditLog {
         try await transaction.query(
             """
             INSERT INTO \(unescaped: transaction.schema).audit_entries (request_id, owner, action, at)
-            VALUES (\(requestID), \(user), \(action), \(clock.now()))
+            VALUES (\(requestID), \(user.map(UserName.normalized)), \(action), \(clock.now()))
             """
         )
     }

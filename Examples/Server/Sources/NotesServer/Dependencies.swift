@@ -37,6 +37,13 @@ enum TransactionKey: ReadOnlyInjectionKey, TestValueKey {
     static var lifetime: InjectionLifetime { .uncached }
 }
 
+/// The key of the current request's watch, which ``DeadlineResponder`` sets for each request it bounds.
+enum RequestWatchKey: ReadOnlyInjectionKey, TestValueKey {
+    static var currentValue: RequestWatch? { nil }
+    static var testValue: RequestWatch? { nil }
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
 /// The key of the clock that stamps notes and audit entries; tests start from a clock that never moves.
 enum ClockKey: ReadOnlyInjectionKey, TestValueKey {
     static var currentValue: any NoteClock { SystemClock() }
@@ -104,6 +111,13 @@ extension InjectedValues {
     public var transaction: DatabaseTransaction? {
         get { Self[TransactionKey.self] }
         set { Self[TransactionKey.self] = newValue }
+    }
+
+    /// The watch of the request being served, which closes its database connections if its deadline passes; `nil`
+    /// outside a request.
+    public var requestWatch: RequestWatch? {
+        get { Self[RequestWatchKey.self] }
+        set { Self[RequestWatchKey.self] = newValue }
     }
 
     /// The id of the request being served: its `X-Request-ID` header, or one the server made up.

@@ -15,7 +15,7 @@ extension HTTPField.Name {
     public static let requestID = Self("X-Request-ID")!
 }
 
-/// What the service answers when a request names no user.
+/// What the service answers when a request names no user, or names it in a way that could be taken for another.
 enum RequestErrors {
     /// 401, naming the header that is missing.
     static let missingUser = HTTPError(
@@ -23,12 +23,51 @@ enum RequestErrors {
         message: "Missing X-User header: name the user making the request, for example X-User: alice."
     )
 
-    /// The user a request names in `X-User`, or `nil` if the header is missing or blank.
-    static func user(of request: Request) -> String? {
-        guard let user = request.headers[.user]?.trimmingCharacters(in: .whitespaces), !user.isEmpty else {
-            return nil
-        }
-        return user
+    /// 400: two `X-User` headers name two users, or one twice; the server takes neither, rather than both joined.
+    static let repeatedUser = HTTPError(
+        .badRequest,
+        message: "The X-User header appears more than once: name one user, in one X-User header."
+    )
+
+    /// 400: the name is not valid UTF-8, so two different names could read as the same one.
+    static let userNotUTF8 = HTTPError(
+        .badRequest,
+        message: "The X-User header is not valid UTF-8: send the user's name in UTF-8."
+    )
+
+    /// The user a request names in its one `X-User` header, in Unicode's NFC form; `nil` if the header is missing or
+    /// blank.
+    ///
+    /// NIO's HTTP/1 parser decodes a header's bytes with every byte that is not UTF-8 replaced by U+FFFD, so names
+    /// that differ only there would read as one user: a name holding U+FFFD is refused, as are raw bytes that are not
+    /// UTF-8. A name spelled in NFD (`e` then a combining accent) and in NFC (`é`) is one name, and one user in both
+    /// stores, since both are given its NFC form.
+    ///
+    /// - Throws: ``repeatedUser`` for more than one `X-User` header, ``userNotUTF8`` for a name that is not UTF-8.
+    static func user(of request: Request) throws -> String? {
+        let fields = request.headers[fields: .user]
+        guard let field = fields.first else { return nil }
+        guard fields.count == 1 else { throw repeatedUser }
+        guard let value = field.withUnsafeBytesOfValue({ String(validating: $0, as: UTF8.self) }),
+            !value.unicodeScalars.contains("\u{FFFD}")
+        else { throw userNotUTF8 }
+        let user = value.trimmingCharacters(in: .whitespaces)
+        return user.isEmpty ? nil : UserName.normalized(user)
+    }
+}
+
+/// How the service spells a user's name: one spelling per name, so that both stores compare names alike.
+public enum UserName {
+    /// `name` in Unicode's normalization form C, which both stores key notes by: Swift's strings compare canonically
+    /// equivalent spellings as equal, PostgreSQL compares bytes, so without it NFC and NFD spellings of one name would
+    /// be one user in memory and two in PostgreSQL.
+    ///
+    /// - Parameter name: A user's name, in any normalization.
+    /// - Returns: The name in NFC.
+    public static func normalized(_ name: String) -> String {
+        // ASCII is already in NFC, and is what nearly every request sends.
+        if name.utf8.allSatisfy({ $0 < 0x80 }) { return name }
+        return name.precomposedStringWithCanonicalMapping
     }
 }
 
@@ -56,9 +95,9 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let user = RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
         let id = request.headers[.requestID] ?? RequestIDs.next()
         do {
+            guard let user = try RequestErrors.user(of: request) else { throw RequestErrors.missingUser }
             var response = try await withInjectedValues {
                 $0.requestID = id
                 $0.currentUser = user
@@ -70,6 +109,13 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         } catch var error as HTTPError {
             error.headers[.requestID] = id
             throw error
+        } catch let error as any HTTPResponseError {
+            // An error that knows its status, such as NIO's for a body over its limit (413): that status, with the id.
+            throw HTTPError(
+                error.status,
+                headers: [.requestID: id],
+                message: "The request failed (\(error.status.code) \(error.status.reasonPhrase)); its id is \(id)."
+            )
         } catch {
             // Anything else is the server's fault: a 500 that says so, with the id to find it in the logs by.
             throw HTTPError(
@@ -120,7 +166,7 @@ public struct TransactionMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             guard let database, ![.get, .head].contains(request.method) else { return try await next(request, context) }
             var buffered = request
-            _ = try await buffered.collectBody(upTo: NotesController.maximumBodySize)
+            _ = try await NotesController.body(of: &buffered)
             let request = buffered
             return try await database.withTransaction { transaction in
                 try await withInjectedValues {

@@ -187,6 +187,9 @@ extension Note {
 
 /// The notes of every user, kept in memory and keyed by user name: the store without a database, and the tests'.
 ///
+/// Names are keyed in NFC (``UserName/normalized(_:)``), as in PostgreSQL, so that both stores take the same names for
+/// one user.
+///
 /// An actor, so requests for many users can add notes at once. It reads the clock and the audit log through
 /// `@Injected`: a test that overrides either sees the store use its replacement, with no change to the store.
 public actor InMemoryNotesStore: NotesStore {
@@ -208,13 +211,13 @@ public actor InMemoryNotesStore: NotesStore {
         lastID += 1
         let note = Note(id: lastID, text: text, createdAt: Note.timestamp(clock.now()))
         try await auditLog.record("created note \(note.id)")
-        notesByUser[user, default: []].append(note)
+        notesByUser[UserName.normalized(user), default: []].append(note)
         return note
     }
 
     /// The notes of `user`, oldest first.
     public func notes(of user: String) -> [Note] {
-        notesByUser[user] ?? []
+        notesByUser[UserName.normalized(user)] ?? []
     }
 
     /// How many notes the store keeps, for every user together.

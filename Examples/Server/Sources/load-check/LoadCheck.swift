@@ -140,6 +140,7 @@ func runNotesConnection(
         let text = "\(user) note \(written.count + 1)"
         if writing {
             request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: #"{"text": "\#(text)"}"#))
         }
         do {

@@ -11,17 +11,25 @@ import ServiceLifecycle
 //     swift run notes-server [--hostname 127.0.0.1] [--port 8080] [--database-url postgres://user@host:port/db]
 //
 // NOTES_HOSTNAME, NOTES_PORT and NOTES_DATABASE_URL in the environment work too; arguments win.
+// NOTES_REQUEST_DEADLINE, in seconds (5 by default), bounds how long any request may take before it is answered 503.
 
 /// Where to listen, from the command line and the environment.
 struct Options {
     var hostname = "127.0.0.1"
     var port = 8080
     var databaseURL: String?
+    var requestDeadline = NotesApplication.defaultRequestDeadline
 
     init(arguments: [String], environment: [String: String]) throws {
         if let hostname = environment["NOTES_HOSTNAME"] { self.hostname = hostname }
         if let port = environment["NOTES_PORT"] { self.port = try Self.port(port) }
         if let url = environment["NOTES_DATABASE_URL"], !url.isEmpty { databaseURL = url }
+        if let seconds = environment["NOTES_REQUEST_DEADLINE"], !seconds.isEmpty {
+            guard let deadline = NotesApplication.requestDeadline(seconds: seconds) else {
+                throw UsageError("NOTES_REQUEST_DEADLINE must be a number of seconds above 0, not \(seconds)")
+            }
+            requestDeadline = deadline
+        }
         var rest = arguments.makeIterator()
         while let argument = rest.next() {
             switch argument {
@@ -84,17 +92,24 @@ if let url = options.databaseURL {
 }
 ServerServices.startUp()
 let app = NotesApplication.make(
-    configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server")
+    configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server"),
+    requestDeadline: options.requestDeadline
 )
 // SIGTERM or SIGINT stops the server gracefully: it takes no new connections and lets the requests in flight finish,
-// for at most 10 s; then the service group cancels them, so that a client that never finishes cannot keep the
-// process alive.
+// for at most 8 s; then the service group cancels them, so that a client that never finishes cannot keep the
+// process alive. Every request is answered within its deadline; work that ignores its cancellation (a query hung on a
+// dropped connection) cannot hold the process either: 10 s after the signal, `ShutdownBound` ends it, with status 1.
+// The bound service comes last, since the group signals its services last to first.
+let logger = Logger(label: "notes-server")
 var services = ServiceGroupConfiguration(
-    services: [app],
+    services: [
+        .init(service: app),
+        .init(service: ShutdownBound(bound: .seconds(10), logger: logger), successTerminationBehavior: .ignore),
+    ],
     gracefulShutdownSignals: [.sigterm, .sigint],
-    logger: Logger(label: "notes-server")
+    logger: logger
 )
-services.maximumGracefulShutdownDuration = .seconds(10)
+services.maximumGracefulShutdownDuration = .seconds(8)
 do {
     try await ServiceGroup(configuration: services).run()
 } catch {

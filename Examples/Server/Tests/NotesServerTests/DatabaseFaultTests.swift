@@ -24,7 +24,7 @@ struct DatabaseFaultTests {
                 try await client.execute(
                     uri: "/notes",
                     method: .post,
-                    headers: [.user: "alice"],
+                    headers: [.contentType: "application/json", .user: "alice"],
                     body: ByteBuffer(string: #"{"text": "cancelled"}"#)
                 )
             }
@@ -42,13 +42,41 @@ struct DatabaseFaultTests {
                 let response = try await client.execute(
                     uri: "/notes",
                     method: .post,
-                    headers: [.user: "mallory", .requestID: "left-running-\(attempt)"],
+                    headers: [
+                        .contentType: "application/json", .user: "mallory", .requestID: "left-running-\(attempt)",
+                    ],
                     body: ByteBuffer(string: #"{"text": "never"}"#)
                 )
                 #expect(response.status == .internalServerError)
             }
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await PostgresAuditLog().entries().isEmpty)
+            #expect(try await PostgresNotesStore().count() == 0)
+        }
+    }
+
+    @Test func aWriteHungInTheDatabasePastItsDeadlineIsAnswered503SavingNothingAndThePoolServesOn() async throws {
+        // The audit log holds the transaction for 6 s (pg_sleep), which PostgreSQL does not stop when the client goes;
+        // the request's deadline is 1 s.
+        try await TestDatabase.withRoutes(auditLog: SlowAuditLog(seconds: 6), requestDeadline: .seconds(1)) {
+            client,
+            _ in
+            let started = ContinuousClock.now
+            let response = try await client.execute(
+                uri: "/notes",
+                method: .post,
+                headers: [.contentType: "application/json", .user: "alice"],
+                body: ByteBuffer(string: #"{"text": "hung"}"#)
+            )
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(response.status == .serviceUnavailable)
+            let message = String(decoding: response.body.readableBytesView, as: UTF8.self)
+            #expect(message.contains("nothing was saved"), "\(message)")
+            // Its connection was closed, not left to the sleep: reads go on, and nothing was written.
+            for _ in 0..<8 {
+                let read = try await client.execute(uri: "/notes", method: .get, headers: [.user: "alice"])
+                #expect(read.status == .ok)
+            }
             #expect(try await PostgresNotesStore().count() == 0)
         }
     }

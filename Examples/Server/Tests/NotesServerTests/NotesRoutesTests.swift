@@ -23,7 +23,7 @@ struct NotesRoutesTests {
             let created = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "alice", .requestID: "create-1"],
+                headers: [.contentType: "application/json", .user: "alice", .requestID: "create-1"],
                 body: ByteBuffer(string: #"{"text": "Buy milk"}"#)
             )
             #expect(created.status == .created)
@@ -46,7 +46,7 @@ struct NotesRoutesTests {
             let created = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "alice"],
+                headers: [.contentType: "application/json", .user: "alice"],
                 body: ByteBuffer(string: #"{"text": "Happy new year"}"#)
             )
             #expect(try decode(Note.self, from: created).createdAt == "1970-01-01T00:00:00Z")
@@ -84,6 +84,7 @@ struct NotesRoutesTests {
             let response = try await client.execute(
                 uri: path,
                 method: method,
+                headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: #"{"text": "Nobody's note"}"#)
             )
             #expect(response.status == .unauthorized)
@@ -110,7 +111,7 @@ struct NotesRoutesTests {
             let response = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "erin", .requestID: "bad-body"],
+                headers: [.contentType: "application/json", .user: "erin", .requestID: "bad-body"],
                 body: ByteBuffer(string: body)
             )
             #expect(response.status == .badRequest)
@@ -132,7 +133,10 @@ struct NotesRoutesTests {
                         let response = try await client.execute(
                             uri: "/notes",
                             method: .post,
-                            headers: [.user: "user-\(number)", .requestID: "request-\(number)"],
+                            headers: [
+                                .contentType: "application/json", .user: "user-\(number)",
+                                .requestID: "request-\(number)",
+                            ],
                             body: ByteBuffer(string: #"{"text": "Note \#(number)"}"#)
                         )
                         #expect(response.status == .created)
@@ -212,12 +216,12 @@ struct StrictNotesRoutesTests {
 }
 
 /// Decodes the JSON body of `response`.
-private func decode<T: Decodable>(_ type: T.Type, from response: TestResponse) throws -> T {
+func decode<T: Decodable>(_ type: T.Type, from response: TestResponse) throws -> T {
     try JSONDecoder().decode(type, from: Data(response.body.readableBytesView))
 }
 
 /// The message of an error response, `{"error": {"message": "…"}}`.
-private func errorMessage(of response: TestResponse) throws -> String {
+func errorMessage(of response: TestResponse) throws -> String {
     struct ErrorBody: Decodable {
         struct Details: Decodable { var message: String }
         var error: Details

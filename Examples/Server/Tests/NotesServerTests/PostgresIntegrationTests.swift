@@ -21,7 +21,7 @@ struct PostgresIntegrationTests {
             let created = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "alice", .requestID: "pg-create-1"],
+                headers: [.contentType: "application/json", .user: "alice", .requestID: "pg-create-1"],
                 body: ByteBuffer(string: #"{"text": "Buy milk"}"#)
             )
             #expect(created.status == .created)
@@ -49,7 +49,7 @@ struct PostgresIntegrationTests {
             let response = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "alice", .requestID: "pg-fails"],
+                headers: [.contentType: "application/json", .user: "alice", .requestID: "pg-fails"],
                 body: ByteBuffer(string: #"{"text": "Never saved"}"#)
             )
             #expect(response.status == .internalServerError)
@@ -65,7 +65,7 @@ struct PostgresIntegrationTests {
             let response = try await client.execute(
                 uri: "/notes",
                 method: .post,
-                headers: [.user: "erin"],
+                headers: [.contentType: "application/json", .user: "erin"],
                 body: ByteBuffer(string: body)
             )
             #expect(response.status == .badRequest)
@@ -83,7 +83,10 @@ struct PostgresIntegrationTests {
                             let response = try await client.execute(
                                 uri: "/notes",
                                 method: .post,
-                                headers: [.user: "user-\(number)", .requestID: "request-\(number)-\(index)"],
+                                headers: [
+                                    .contentType: "application/json", .user: "user-\(number)",
+                                    .requestID: "request-\(number)-\(index)",
+                                ],
                                 body: ByteBuffer(string: #"{"text": "Note \#(number).\#(index)"}"#)
                             )
                             #expect(response.status == .created)
@@ -139,7 +142,7 @@ struct DatabaseOutageTests {
                 try await client.execute(
                     uri: "/notes",
                     method: .post,
-                    headers: [.user: "ivan"],
+                    headers: [.contentType: "application/json", .user: "ivan"],
                     body: ByteBuffer(string: #"{"text": "\#(text)"}"#)
                 )
             }
@@ -209,6 +212,7 @@ enum TestDatabase {
     static func withRoutes<R: Sendable>(
         configuration: DatabaseConfiguration? = nil,
         auditLog: any AuditLog = PostgresAuditLog(),
+        requestDeadline: Duration = NotesApplication.defaultRequestDeadline,
         _ body: @Sendable (any TestClientProtocol, NotesDatabase) async throws -> R
     ) async throws -> R {
         var configuration = try configuration ?? DatabaseConfiguration(url: url!)
@@ -220,7 +224,7 @@ enum TestDatabase {
             $0.notesStore = PostgresNotesStore()
             $0.auditLog = auditLog
         } operation: {
-            try await NotesApplication.make().test(.router) { client in
+            try await NotesApplication.make(requestDeadline: requestDeadline).test(.router) { client in
                 let result: Result<R, any Error>
                 do {
                     result = .success(try await body(client, database))
