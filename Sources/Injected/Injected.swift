@@ -1742,7 +1742,7 @@ nonisolated extension InjectedValues {
                     Level(cell: $0, version: live?.1 ?? version, live: live != nil, frame: live?.0 ?? frozen)
                 }
                 guard inputs.contains(where: { (live?.0 ?? frozen)[$0] != nil }) else {
-                    holder = holder ?? here
+                    holder = here ?? holder
                     return false
                 }
                 level = here ?? holder ?? Level(cell: nil, version: nil, live: false, frame: frozen)
@@ -1821,7 +1821,11 @@ nonisolated extension InjectedValues {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
                 }
+                let skipped = thread.own.skippedReport
+                thread.own.skippedReport = false
                 let (value, read) = build(key, in: root)
+                let unreported = thread.own.skippedReport
+                thread.own.skippedReport = skipped || unreported
                 ticket.finish()
                 let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
                     root.lock.broadcast()
@@ -1833,7 +1837,7 @@ nonisolated extension InjectedValues {
                     // the caller alone gets it.
                     guard state.building[id] === ticket else { return (inputs, nil) }
                     state.building[id] = nil
-                    guard !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
+                    guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
                         return (inputs, nil)
                     }
                     let built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
@@ -1899,10 +1903,17 @@ nonisolated extension InjectedValues {
             keepingIn level: Level,
             root: Root
         ) -> K.Value {
-            let (thread, writes) = (ThreadState.current, root.lock.withLock { $0.writes })
+            let thread = ThreadState.current
             let key = BuiltKey(ObjectIdentifier(key), level.live ? nil : level.version)
-            // Whether a value kept in the cell is still what this read needs: none of its inputs written in the root.
-            func fresh(_ built: Built) -> Bool { built.rootWrites >= writes }
+            // The root's writes as an attempt begins: its count, and which key each last wrote.
+            var (writes, written) = root.lock.withLock { ($0.writes, $0.written) }
+            // Whether a value kept in the cell is still what this read needs: none of its inputs written in the root
+            // since its build began. A value taken from another build adds its inputs to the build around this read.
+            func fresh(_ built: Built) -> Bool { !built.inputs.contains { written[$0, default: 0] > built.rootWrites } }
+            func taken(_ built: Built) -> K.Value {
+                thread.own.inputs?.append(contentsOf: built.inputs)
+                return unbox(built.box, as: K.Value.self)
+            }
             // Whether the cell may keep a value built from `inputs` now.
             func keeps(_ state: CellState, _ inputs: [ObjectIdentifier]) -> Bool {
                 guard !state.ended else { return !level.live && key.version != nil }
@@ -1912,17 +1923,18 @@ nonisolated extension InjectedValues {
             while true {
                 // One build at a time for the cell and frame, as for a root: others wait for it, and take what it kept.
                 let (found, ticket, building) =
-                    level.cell?.withLock { state -> (AnyBox?, BuildTicket?, Bool) in
+                    level.cell?.withLock { state -> (Built?, BuildTicket?, Bool) in
                         guard state.ended == !level.live else { return (nil, nil, false) }
                         let derived = state.madeDerived()
-                        if let other = derived.built[key], fresh(other) { return (other.box, nil, false) }
+                        if let other = derived.built[key], fresh(other) { return (other, nil, false) }
                         if let ticket = derived.building[key] { return (nil, ticket, false) }
                         derived.building[key] = BuildTicket(key: K.self, builder: thread)
                         return (nil, derived.building[key], true)
                     } ?? (nil, nil, false)
-                if let found { return unbox(found, as: K.Value.self) }
+                if let found { return taken(found) }
                 if let ticket, !building {
                     thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[key] !== ticket }
+                    (writes, written) = root.lock.withLock { ($0.writes, $0.written) }
                     continue
                 }
                 let view = Scope(viewOf: nil, base: base, root: root)
@@ -1933,18 +1945,18 @@ nonisolated extension InjectedValues {
                 knownInputs.withLock { $0[key.id] = inputs }
                 // What the root's build kept in the cell meanwhile wins.
                 let kept =
-                    level.cell?.withLock { state -> AnyBox? in
+                    level.cell?.withLock { state -> Built? in
                         level.cell!.broadcast()
                         guard let ticket, let derived = state.derived, derived.building[key] === ticket else {
                             return nil
                         }
                         derived.building[key] = nil
                         guard keeps(state, inputs) else { return nil }
-                        if let other = derived.built[key], fresh(other) { return other.box }
+                        if let other = derived.built[key], fresh(other) { return other }
                         derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes)
                         return nil
                     }
-                return kept.map { unbox($0, as: K.Value.self) } ?? value
+                return kept.map(taken) ?? value
             }
         }
 
@@ -1962,6 +1974,7 @@ nonisolated extension InjectedValues {
             if let trigger = thread.own.trigger,
                 trigger.reader.box(for: ObjectIdentifier(key), lent: trigger.lent) != nil
             {
+                thread.own.skippedReport = true
                 return thread.evaluate(key)
             }
             policy.report(missing: key, of: K.Value.self, in: thread.own.context)
@@ -2210,6 +2223,9 @@ nonisolated extension InjectedValues {
             var inputs: [ObjectIdentifier]?
             /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
             var trigger: (reader: Reader, lent: Snapshot?)?
+            /// Whether the innermost root's build skipped such a report, so that its value, built from a live default
+            /// no report named, is not kept.
+            var skippedReport = false
         }
 
         /// This thread's record, made on first use and released when the thread exits.

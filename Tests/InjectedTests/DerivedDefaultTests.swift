@@ -247,6 +247,88 @@ struct DerivedDefaultReviewTests {
     }
 }
 
+/// What a second fresh-context review found after the first round's fixes, each a test that failed before its fix.
+@Suite("A derived default follows its inputs: second review")
+struct DerivedDefaultSecondReviewTests {
+    @Test("a strict test reports a live input its own level reads after a nested scope overrode it, run first or not")
+    func liveInputReadAtTheTestsLevelIsReported() {
+        let reports = StringLog()
+        withTestInjectedValues(strict: true, reportingTo: reports.append) { _ in
+        } operation: {
+            _ = withInjectedValues {
+                $0.reportedFolder = "/nested"
+            } operation: {
+                InjectedValues[\.reportedFolderStore].directory
+            }
+            #expect(InjectedValues[\.reportedFolderStore].directory == "/live/store")
+        }
+        #expect(reports.entries.contains { $0.contains("ReportedFolderKey") }, "\(reports.entries)")
+    }
+
+    @Test("threads waiting for a scope's build take its value though an unrelated key was written meanwhile")
+    func waitersKeepTheScopesValueAfterAnUnrelatedWrite() {
+        inFreshScope {
+            let built = Counter()
+            InjectedValues[\.slowFolderBuilds] = built
+            _ = InjectedValues[\.slowFolderStore]
+            let tagger = FolderTagger()
+            let stores = withInjectedValues {
+                $0.folder = "/scope"
+            } operation: { () -> [ObjectIdentifier] in
+                let scope = InjectedValues.capture()
+                let reads = StoreLog()
+                let group = DispatchGroup()
+                for index in 0..<8 {
+                    group.enter()
+                    Thread {
+                        if index >= 4 { usleep(50_000) }
+                        reads.add(scope.run { InjectedValues[\.slowFolderStore] })
+                        group.leave()
+                    }
+                    .start()
+                }
+                // An unrelated write to the root's world while the build (200 ms) runs.
+                usleep(20_000)
+                #expect(runOnThreads(1) { _ in tagger.tag = "unrelated" })
+                #expect(group.wait(timeout: .now() + 10) == .success)
+                return reads.identities
+            }
+            #expect(Set(stores).count == 1)
+            #expect(built.value == 2)
+        }
+    }
+
+    @Test("a write in the scope drops a derived value whose build took another's value through a wait")
+    func transitiveInputsOfAValueTakenFromAnotherBuild() {
+        inFreshScope {
+            // The index's inputs are known from the root's build.
+            _ = InjectedValues[\.slowFolderIndex]
+            withInjectedValues {
+                $0.folder = "/s1"
+            } operation: {
+                let scope = InjectedValues.capture()
+                let group = DispatchGroup()
+                group.enter()
+                Thread {
+                    _ = scope.run { InjectedValues[\.slowFolderStoreForIndex] }
+                    group.leave()
+                }
+                .start()
+                usleep(30_000)
+                group.enter()
+                Thread {
+                    _ = scope.run { InjectedValues[\.slowFolderIndex] }
+                    group.leave()
+                }
+                .start()
+                #expect(group.wait(timeout: .now() + 10) == .success)
+                InjectedValues[\.folder] = "/s2"
+                #expect(InjectedValues[\.slowFolderIndex].path == "/s2/store/index")
+            }
+        }
+    }
+}
+
 /// An object that writes the folder tag in the scope it was made in.
 private final class FolderTagger: @unchecked Sendable {
     // `@unchecked Sendable`: the wrapper holds only a key path and a snapshot, which it never changes.
@@ -339,6 +421,30 @@ enum StrictFolderStoreKey: TestValueKey {
     static var testValue: FolderStore { currentValue }
 }
 
+enum ReportedFolderKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "/live" }
+}
+
+enum ReportedFolderStoreKey: TestValueKey {
+    static var currentValue: FolderStore { FolderStore(directory: InjectedValues[\.reportedFolder] + "/store") }
+    static var testValue: FolderStore { currentValue }
+}
+
+enum SlowFolderStoreForIndexKey: TestValueKey {
+    static var currentValue: FolderStore {
+        usleep(100_000)
+        return FolderStore(directory: InjectedValues[\.folder] + "/store")
+    }
+    static var testValue: FolderStore { currentValue }
+}
+
+enum SlowFolderIndexKey: TestValueKey {
+    static var currentValue: FolderIndex {
+        FolderIndex(path: InjectedValues[\.slowFolderStoreForIndex].directory + "/index")
+    }
+    static var testValue: FolderIndex { currentValue }
+}
+
 enum FolderTagKey: TestValueKey {
     static var currentValue: String { "v1" }
     static var testValue: String { "v1" }
@@ -392,6 +498,17 @@ extension InjectedValues {
     }
 
     var strictFolderStore: FolderStore { Self[StrictFolderStoreKey.self] }
+
+    var reportedFolder: String {
+        get { Self[ReportedFolderKey.self] }
+        set { Self[ReportedFolderKey.self] = newValue }
+    }
+
+    var reportedFolderStore: FolderStore { Self[ReportedFolderStoreKey.self] }
+
+    var slowFolderStoreForIndex: FolderStore { Self[SlowFolderStoreForIndexKey.self] }
+
+    var slowFolderIndex: FolderIndex { Self[SlowFolderIndexKey.self] }
 
     var folderTag: String {
         get { Self[FolderTagKey.self] }
