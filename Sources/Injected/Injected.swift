@@ -1722,6 +1722,8 @@ nonisolated extension InjectedValues {
             guard !inputs.isEmpty else { return value }
             thread.own.inputs?.append(contentsOf: inputs)
             guard let level = overridingLevel(of: inputs, reader, lent, above: keptIn) else { return value }
+            // A fresh scope's own cell: the root builds its values, one at a time, and keeps them there.
+            if level.cell?.withLock({ $0.derived?.owns }) === root { return rootEntry(for: key, in: root).value }
             return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
         }
 
