@@ -141,18 +141,23 @@ public final class SettingsModel {
         }
     }
 
+    @ObservationIgnored @Injected(\.dateStyle) private var style
+
     /// The style every screen shows dates in.
-    public private(set) var dateStyle: DateStyleChoice
+    public private(set) var dateStyle = DateStyleChoice.absolute
 
     /// The settings, showing the style in effect where they are made.
     public init() {
-        dateStyle = InjectedValues[\.dateStyle] is RelativeDateStyle ? .relative : .absolute
+        dateStyle = style is RelativeDateStyle ? .relative : .absolute
     }
 
-    /// Switches every screen to `choice`: the write goes where the caller is, so in the app, outside every scope, it
-    /// is the app's value, and in a test, it stays in the test.
+    /// Switches every screen to `choice`.
+    ///
+    /// The write goes through the model's own property, as every read and write in a model does, never through
+    /// `InjectedValues[…]`, which would use the caller's scope and not the model's. In the app, outside every scope,
+    /// it is the app's value; in a test, it stays in the test.
     public func choose(_ choice: DateStyleChoice) {
-        InjectedValues[\.dateStyle] = choice.style
+        style = choice.style
         dateStyle = choice
     }
 }
