@@ -88,11 +88,12 @@ public final class FeedModel {
     }
 }
 
-/// An article's detail screen: its comments.
+/// An article's detail screen: its comments, kept fresh while the screen is shown.
 @MainActor
 @Observable
 public final class DetailModel {
     @ObservationIgnored @Injected(\.articlesAPI) private var api
+    @ObservationIgnored @Injected(\.clock) private var clock
 
     /// The article shown.
     public let article: Article
@@ -118,6 +119,21 @@ public final class DetailModel {
             state = .cancelled
         } catch {
             state = .failed("The comments could not be loaded: \(error)")
+        }
+    }
+
+    /// Loads the comments, and again every `interval` on the app's clock, until the task that calls it is cancelled.
+    ///
+    /// A detail screen calls it from `.task { await model.keepCommentsFresh() }`, which SwiftUI cancels when the
+    /// screen goes away. The waits are the clock's, so a test moves past them with a test clock instead of waiting.
+    public func keepCommentsFresh(every interval: Duration = .seconds(30)) async {
+        while !Task.isCancelled {
+            await load()
+            do {
+                try await clock.sleep(for: interval)
+            } catch {
+                return
+            }
         }
     }
 }
