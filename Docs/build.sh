@@ -44,6 +44,8 @@ docc merge "$work/Injected.doccarchive" "$work/InjectedTesting.doccarchive" \
 echo "Documentation written to .build/docs"
 
 echo "== Article code"
+# Each unit is a directory of files compiled as one module: main.swift holds the blocks that are fragments, and each
+# block with imports of its own is a file of its own, compiled as written (Docs/Snippets/extract.py has the rule).
 python3 Docs/Snippets/extract.py Docs/Injected.docc "$work/snippets"
 python3 Docs/Snippets/extract.py README.md "$work/snippets"
 # The migration guide's "before" code shows the one warning that code copied from the article gets; it must get that
@@ -59,7 +61,7 @@ for unit in "$work"/snippets/*; do
     case "$name" in SampleTypes | *-modules) continue ;; esac
     # SwiftUI and UIKit code is typechecked where the framework exists, as on a Mac, and only there.
     if [[ "$name" == *-apple ]] && ! swiftc -typecheck - <<<"import SwiftUI" >/dev/null 2>&1; then
-        if ! swiftc -parse "$unit/main.swift"; then
+        if ! swiftc -parse "$unit"/*.swift; then
             echo "error: the SwiftUI and UIKit code in $name does not parse" >&2
             status=1
         else
@@ -71,18 +73,24 @@ for unit in "$work"/snippets/*; do
         *-before) flags=(-swift-version 5) ;;  # the article's code, as Swift 5 projects build it
         *) flags=(-swift-version 6 -warnings-as-errors) ;;
     esac
-    # SwiftUI and UIKit code uses the article's other code, which it is compiled with.
+    # SwiftUI and UIKit code uses the article's other code, which it is compiled with; the article's main.swift is
+    # renamed, since a module has one file of that name.
     article=()
-    if [[ "$name" == *-apple ]] && [ -f "$work/snippets/${name%-apple}/main.swift" ]; then
-        cp "$work/snippets/${name%-apple}/main.swift" "$unit/article.swift"
-        article=("$unit/article.swift")
+    if [[ "$name" == *-apple ]] && [ -d "$work/snippets/${name%-apple}" ]; then
+        for file in "$work/snippets/${name%-apple}"/*.swift; do
+            if [ "$(basename "$file")" = main.swift ]; then
+                cp "$file" "$work/${name%-apple}-main.swift"
+                file="$work/${name%-apple}-main.swift"
+            fi
+            article+=("$file")
+        done
     fi
     if output=$(swiftc -typecheck -diagnostic-style llvm "${flags[@]}" -I "$modules" "$prelude" "${article[@]}" \
-        "$unit/main.swift" 2>&1); then
+        "$unit"/*.swift 2>&1); then
         unexpected=$(grep -E "(warning|error):" <<<"$output" | grep -vF "$expected_warning" || true)
         if [ -n "$unexpected" ]; then
             echo "$unexpected" >&2
-            echo "error: the code in $name compiles with diagnostics (blocks extracted to $unit/main.swift)" >&2
+            echo "error: the code in $name compiles with diagnostics (blocks extracted to $unit)" >&2
             status=1
         elif [ "$name" = MigratingFromTheArticle-before ] && ! grep -qF "$expected_warning" <<<"$output"; then
             echo "error: $name no longer gets the warning the migration guide describes" >&2
@@ -92,7 +100,7 @@ for unit in "$work"/snippets/*; do
         fi
     else
         echo "$output" >&2
-        echo "error: the code in $name does not compile (blocks extracted to $unit/main.swift)" >&2
+        echo "error: the code in $name does not compile (blocks extracted to $unit)" >&2
         status=1
     fi
 done

@@ -1,9 +1,9 @@
 // InjectedTesting: a Swift Testing trait and an XCTest base class that give each test a fresh dependency scope.
 //
-// This file is the whole test support. Like the library's file, it can be copied into a test target: it then needs one
-// line more, below, importing the module that `Injected.swift` was copied into (`@testable import MyApp`), since Swift
-// makes each file name the modules it uses. Its declarations say `nonisolated`, so that it compiles in a test target
-// whose default isolation is the main actor.
+// This file is the whole test support but for the clocks, which TestClocks.swift beside it declares. Like the library's
+// file, it can be copied into a test target: it then needs one line more, below, importing the module that
+// `Injected.swift` was copied into (`@testable import MyApp`), since Swift makes each file name the modules it uses.
+// Its declarations say `nonisolated`, so that it compiles in a test target whose default isolation is the main actor.
 
 #if canImport(Injected)
 import Injected

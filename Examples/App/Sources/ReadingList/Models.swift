@@ -88,11 +88,12 @@ public final class FeedModel {
     }
 }
 
-/// An article's detail screen: its comments.
+/// An article's detail screen: its comments, kept fresh while the screen is shown.
 @MainActor
 @Observable
 public final class DetailModel {
     @ObservationIgnored @Injected(\.articlesAPI) private var api
+    @ObservationIgnored @Injected(\.clock) private var clock
 
     /// The article shown.
     public let article: Article
@@ -120,6 +121,21 @@ public final class DetailModel {
             state = .failed("The comments could not be loaded: \(error)")
         }
     }
+
+    /// Loads the comments, and again every `interval` on the app's clock, until the task that calls it is cancelled.
+    ///
+    /// A detail screen calls it from `.task { await model.keepCommentsFresh() }`, which SwiftUI cancels when the
+    /// screen goes away. The waits are the clock's, so a test moves past them with a test clock instead of waiting.
+    public func keepCommentsFresh(every interval: Duration = .seconds(30)) async {
+        while !Task.isCancelled {
+            await load()
+            do {
+                try await clock.sleep(for: interval)
+            } catch {
+                return
+            }
+        }
+    }
 }
 
 /// The settings screen: switches the date style that the launch code chose.
@@ -141,18 +157,23 @@ public final class SettingsModel {
         }
     }
 
+    @ObservationIgnored @Injected(\.dateStyle) private var style
+
     /// The style every screen shows dates in.
-    public private(set) var dateStyle: DateStyleChoice
+    public private(set) var dateStyle = DateStyleChoice.absolute
 
     /// The settings, showing the style in effect where they are made.
     public init() {
-        dateStyle = InjectedValues[\.dateStyle] is RelativeDateStyle ? .relative : .absolute
+        dateStyle = style is RelativeDateStyle ? .relative : .absolute
     }
 
-    /// Switches every screen to `choice`: the write goes where the caller is, so in the app, outside every scope, it
-    /// is the app's value, and in a test, it stays in the test.
+    /// Switches every screen to `choice`.
+    ///
+    /// The write goes through the model's own property, as every read and write in a model does, never through
+    /// `InjectedValues[…]`, which would use the caller's scope and not the model's. In the app, outside every scope,
+    /// it is the app's value; in a test, it stays in the test.
     public func choose(_ choice: DateStyleChoice) {
-        InjectedValues[\.dateStyle] = choice.style
+        style = choice.style
         dateStyle = choice
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import InjectedTesting
 import ReadingList
 
 /// Two articles, a day apart.
@@ -43,4 +44,17 @@ func withTemporaryDirectory<R>(_ body: (URL) async throws -> R) async throws -> 
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     return try await body(directory)
+}
+
+/// The app's clock, run by a test clock: its time starts at `start`, and it moves, and waits end, only when the test
+/// advances `clock`.
+struct TestAppClock: AppClock {
+    let clock: TestClock
+    var start = testNow
+
+    var now: Date { start.addingTimeInterval(clock.now.offset / .seconds(1)) }
+
+    func sleep(for duration: Duration) async throws {
+        try await clock.sleep(for: duration)
+    }
 }
