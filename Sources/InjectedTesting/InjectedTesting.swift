@@ -168,10 +168,11 @@ nonisolated extension Trait where Self == InjectedValuesTrait {
     /// ```
     ///
     /// Swift writes through a key path by calling the accessor's getter first (a `WritableKeyPath` has no operation
-    /// that calls only the setter), so where the key has no test value, this builds its live default once before
-    /// replacing it. The trait writes through the store's key-path subscript, so that this build, and everything it
-    /// reads, reports nothing in a strict suite, and the live value is dropped as the mock replaces it. To set a
-    /// dependency without evaluating its default at all, assign it in the update closure,
+    /// that calls only the setter). The trait writes through the store's key-path subscript, which runs the getter
+    /// alone first: where the path is one plain accessor that reads one key of the value's type, the getter gets the
+    /// value being written back, so no live default is built. A nested path (`\.network.timeout`) or a derived
+    /// accessor still reads the real values, and a strict suite reports each live default that builds, naming the
+    /// write. To set a dependency without its getter running at all, assign it in the update closure,
     /// `.injectedValues { $0.networkProvider = MockedNetworkProvider() }`.
     ///
     /// - Parameters:
