@@ -1777,7 +1777,11 @@ nonisolated extension InjectedValues {
                 $0.evaluatesUncached && uncached ? (true, nil) : (false, $0.entries[id])
             }
             if evaluates { return thread.evaluate(key) }
-            guard let box else { return rootValue(for: key, in: global) }
+            guard let box else {
+                // An `.uncached` key the view says evaluates, though the global store overrides others.
+                if uncached, thread.view.withLock({ $0.evaluated.contains(id) }) { return thread.evaluate(key) }
+                return rootValue(for: key, in: global)
+            }
             return unbox(box, as: K.Value.self)
         }
 
@@ -2210,6 +2214,8 @@ nonisolated extension InjectedValues {
             var inputs: [ObjectIdentifier: [ObjectIdentifier]] = [:]
             /// Whether every `.uncached` key evaluates its default: the global store overrides none, and no test runs.
             var evaluatesUncached = false
+            /// The `.uncached` keys that evaluate their defaults, where the global store overrides others.
+            var evaluated = Swift.Set<ObjectIdentifier>()
         }
 
         struct Own {
@@ -2260,11 +2266,16 @@ nonisolated extension InjectedValues {
 
         /// Records what the global store holds for a key in this thread's view; called holding the store's lock.
         func remember(_ box: AnyBox, for id: ObjectIdentifier, _ inputs: [ObjectIdentifier], in state: RootState) {
-            let mayEvaluate = box === Store.evaluate && state.overrides.isEmpty
+            let evaluates = box === Store.evaluate
             let replaced = view.withLock { view in
-                if mayEvaluate { view.evaluatesUncached = true }
+                // Every `.uncached` key evaluates while the global store overrides none; else only this one.
+                if evaluates, state.overrides.isEmpty {
+                    view.evaluatesUncached = true
+                } else if evaluates {
+                    view.evaluated.insert(id)
+                }
                 if !inputs.isEmpty { view.inputs[id] = inputs }
-                return mayEvaluate ? nil : view.entries.updateValue(box, forKey: id)
+                return evaluates ? nil : view.entries.updateValue(box, forKey: id)
             }
             withExtendedLifetime(replaced) {}
         }
