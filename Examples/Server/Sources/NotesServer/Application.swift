@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Injected
 import NIOCore
@@ -17,14 +18,16 @@ public enum NotesApplication {
     /// - Parameters:
     ///   - configuration: Where to listen, and the server's other settings.
     ///   - requestDeadline: How long a request may take before it is answered 503 and its work abandoned.
+    ///   - limits: The header and idle timeouts of its connections.
     /// - Returns: The application, ready to run or to test.
     public static func make(
         configuration: ApplicationConfiguration = .init(),
-        requestDeadline: Duration = defaultRequestDeadline
+        requestDeadline: Duration = defaultRequestDeadline,
+        limits: ConnectionLimits = ConnectionLimits()
     ) -> some ApplicationProtocol {
         var application = Application(
             responder: DeadlineResponder(inner: makeRouter().buildResponder(), deadline: requestDeadline),
-            server: server(),
+            server: server(limits: limits),
             configuration: configuration
         )
         if let database = InjectedValues[\.database] {
@@ -111,11 +114,22 @@ struct NotesController: Sendable {
     static let maximumBodySize = 64 * 1_024
 
     /// `POST /notes`: saves a note for the current user, and answers 201 with it.
+    ///
+    /// With an `Idempotency-Key`, a post whose key the user has used before stores nothing and answers as the first
+    /// did, 201 with the note it stored, marked `Idempotent-Replayed: true`; or 422 if that note's text differs.
     func create(_ request: Request, context: some RequestContext) async throws -> EditedResponse<Note> {
         let user = try currentUser()
+        let key = try IdempotencyKey.of(request)
         let text = try await Self.text(of: request)
-        let note = try await store.add(text, for: user)
-        return EditedResponse(status: .created, response: note)
+        let saved: SavedNote
+        do {
+            saved = try await store.add(text, for: user, idempotencyKey: key)
+        } catch let reused as IdempotencyKeyReused {
+            throw reused.httpError
+        }
+        var headers = HTTPFields()
+        if saved.replayed { headers[.idempotentReplayed] = "true" }
+        return EditedResponse(status: .created, headers: headers, response: saved.note)
     }
 
     /// `GET /notes`: the current user's notes, oldest first.

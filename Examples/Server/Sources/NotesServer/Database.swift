@@ -144,6 +144,17 @@ public final class NotesDatabase: Sendable {
             try await transaction.query(
                 "CREATE INDEX IF NOT EXISTS notes_owner ON \(unescaped: schema).notes (owner, id)"
             )
+            // A post's idempotency key, kept in its note's row, so that the note and its key are committed together;
+            // at most one note per user and key. Rows without a key never clash: NULLs are distinct in the index.
+            try await transaction.query(
+                "ALTER TABLE \(unescaped: schema).notes ADD COLUMN IF NOT EXISTS idempotency_key text"
+            )
+            try await transaction.query(
+                """
+                CREATE UNIQUE INDEX IF NOT EXISTS notes_idempotency_key
+                ON \(unescaped: schema).notes (owner, idempotency_key)
+                """
+            )
             try await transaction.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: schema).audit_entries (
@@ -425,21 +436,46 @@ public struct PostgresNotesStore: NotesStore {
     public init() {}
 
     /// Saves a note and records it in the audit log, in the request's transaction: both are written, or neither.
-    public func add(_ text: String, for user: String) async throws -> Note {
-        guard let transaction else { return try await inOwnTransaction { try await add(text, for: user) } }
+    ///
+    /// With an idempotency key, the note's row holds it, under a unique index on the user and the key. A post whose
+    /// key is committed already inserts nothing (`ON CONFLICT DO NOTHING`) and reads the note stored with it; one whose
+    /// key another transaction is inserting waits, in PostgreSQL, for that transaction to end, and then reads its note,
+    /// or, if it rolled back, inserts its own.
+    public func add(_ text: String, for user: String, idempotencyKey: IdempotencyKey?) async throws -> SavedNote {
+        guard let transaction else {
+            return try await inOwnTransaction { try await add(text, for: user, idempotencyKey: idempotencyKey) }
+        }
         let created = Note.stamp(clock.now())
         // PostgreSQL compares names byte by byte: one spelling per name, NFC, as the in-memory store compares them.
         let user = UserName.normalized(user)
-        let rows = try await transaction.query(
+        let key = idempotencyKey?.value
+        let schema = transaction.schema
+        let inserted = try await transaction.query(
             """
-            INSERT INTO \(unescaped: transaction.schema).notes (owner, text, created_at)
-            VALUES (\(user), \(text), \(created)) RETURNING id
+            INSERT INTO \(unescaped: schema).notes (owner, text, created_at, idempotency_key)
+            VALUES (\(user), \(text), \(created), \(key))
+            ON CONFLICT (owner, idempotency_key) DO NOTHING RETURNING id
             """
         )
-        var id = 0
-        for try await row in rows.decode(Int.self) { id = row }
-        try await auditLog.record("created note \(id)")
-        return Note(id: id, text: text, createdAt: Note.timestamp(created))
+        var id: Int?
+        for try await row in inserted.decode(Int.self) { id = row }
+        if let id {
+            try await auditLog.record("created note \(id)")
+            return SavedNote(note: Note(id: id, text: text, createdAt: Note.timestamp(created)), replayed: false)
+        }
+        // Only a key clashes: a later statement of this transaction sees the row the clash was with, committed.
+        guard let idempotencyKey else { throw ConfigurationError("a note without a key clashed with another") }
+        let stored = try await transaction.query(
+            """
+            SELECT id, text, created_at FROM \(unescaped: schema).notes
+            WHERE owner = \(user) AND idempotency_key = \(key)
+            """
+        )
+        for try await (id, storedText, storedAt) in stored.decode((Int, String, Date).self) {
+            guard storedText == text else { throw IdempotencyKeyReused(key: idempotencyKey) }
+            return SavedNote(note: Note(id: id, text: storedText, createdAt: Note.timestamp(storedAt)), replayed: true)
+        }
+        throw ConfigurationError("the note stored with idempotency key \(idempotencyKey) could not be read back")
     }
 
     /// The notes of `user`, oldest first.

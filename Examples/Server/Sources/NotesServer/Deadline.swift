@@ -72,7 +72,7 @@ struct DeadlineResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
             return "\(late) before its transaction committed: nothing was saved. Try again shortly."
         case .committing, .unknown:
             return "\(late) while it was saving: the outcome is unknown, the note may or may not have been saved. "
-                + "List the notes (GET /notes) before sending it again."
+                + "Send it again with the same Idempotency-Key, or list the notes (GET /notes) before sending it again."
         }
     }
 

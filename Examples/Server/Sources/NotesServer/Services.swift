@@ -159,18 +159,34 @@ public protocol NotesStore: Sendable {
     /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log; with a database, both
     /// in the request's transaction.
     ///
+    /// With an idempotency key, the store keeps at most one note per user and key, however many posts, one after
+    /// another or at once, carry it: a post whose key is stored already stores nothing, writes no audit entry, and
+    /// returns the note stored first, `replayed`. A post that waits for another with the same key still running
+    /// returns once that one has stored its note, or failed.
+    ///
     /// - Parameters:
     ///   - text: What the note says.
     ///   - user: Whose note it is.
-    /// - Returns: The saved note.
-    /// - Throws: What the storage or the audit log throws; with a database, neither the note nor its entry is then kept.
-    func add(_ text: String, for user: String) async throws -> Note
+    ///   - idempotencyKey: The client's key for this note, if it gave one.
+    /// - Returns: The saved note, and whether an earlier post saved it.
+    /// - Throws: ``IdempotencyKeyReused`` when the user's key holds a note with another text; what the storage or the
+    ///   audit log throws, after which, with a database, neither the note nor its entry is kept.
+    func add(_ text: String, for user: String, idempotencyKey: IdempotencyKey?) async throws -> SavedNote
 
     /// The notes of `user`, oldest first; empty for a user with none.
     func notes(of user: String) async throws -> [Note]
 
     /// How many notes the store keeps, for every user together.
     func count() async throws -> Int
+}
+
+extension NotesStore {
+    /// Saves a note for `user`, with no idempotency key: each call stores a note of its own.
+    ///
+    /// - Returns: The saved note.
+    public func add(_ text: String, for user: String) async throws -> Note {
+        try await add(text, for: user, idempotencyKey: nil).note
+    }
 }
 
 extension Note {
@@ -198,20 +214,54 @@ public actor InMemoryNotesStore: NotesStore {
 
     private var notesByUser: [String: [Note]] = [:]
     private var lastID = 0
+    /// The note stored for each user's idempotency key.
+    private var notesByKey: [KeyOfUser: Note] = [:]
+    /// The posts waiting for a post with the same user and key to end, by that key; a key is here while a post
+    /// holding it runs.
+    private var waitingForKey: [KeyOfUser: [CheckedContinuation<Void, Never>]] = [:]
+
+    private struct KeyOfUser: Hashable {
+        var user: String
+        var key: IdempotencyKey
+    }
 
     /// Makes an empty store.
     public init() {}
 
-    /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log.
+    /// Saves a note for `user`, stamped with the clock's time, and records it in the audit log; with a key already
+    /// stored for the user, returns the note stored with it instead.
     ///
-    /// Nothing is saved if the audit log fails.
-    public func add(_ text: String, for user: String) async throws -> Note {
+    /// Nothing is saved if the audit log fails. The actor lets other calls in while the log records, so a key is
+    /// held from the first look until the note is stored or has failed: a second post with the key waits meanwhile,
+    /// and then finds the note, or, if the first failed, stores its own.
+    public func add(_ text: String, for user: String, idempotencyKey: IdempotencyKey?) async throws -> SavedNote {
+        let user = UserName.normalized(user)
+        guard let idempotencyKey else { return SavedNote(note: try await store(text, for: user), replayed: false) }
+        let key = KeyOfUser(user: user, key: idempotencyKey)
+        while true {
+            if let stored = notesByKey[key] {
+                guard stored.text == text else { throw IdempotencyKeyReused(key: idempotencyKey) }
+                return SavedNote(note: stored, replayed: true)
+            }
+            guard waitingForKey[key] != nil else { break }
+            await withCheckedContinuation { waitingForKey[key, default: []].append($0) }
+        }
+        waitingForKey[key] = []
+        defer {
+            for waiting in waitingForKey.removeValue(forKey: key) ?? [] { waiting.resume() }
+        }
+        let note = try await store(text, for: user)
+        notesByKey[key] = note
+        return SavedNote(note: note, replayed: false)
+    }
+
+    private func store(_ text: String, for user: String) async throws -> Note {
         // The number is taken before the log records, since the actor may serve another request meanwhile; a note
         // whose entry fails leaves its number unused, as a database's sequence does.
         lastID += 1
         let note = Note(id: lastID, text: text, createdAt: Note.timestamp(clock.now()))
         try await auditLog.record("created note \(note.id)")
-        notesByUser[UserName.normalized(user), default: []].append(note)
+        notesByUser[user, default: []].append(note)
         return note
     }
 

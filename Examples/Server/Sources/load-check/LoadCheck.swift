@@ -7,10 +7,11 @@ import Synchronization
 // that every answer names the user and the id of the request it answers: that no request ever sees another's scope.
 // With --notes, each connection is a user of its own that writes notes and reads them back, alternately, and checks
 // that every list is exactly what that user wrote so far; at the end it reads every user's notes once more and checks
-// them, count and content.
+// them, count and content. With --notes, a request that gets 503 or no answer is sent again, a post with the same
+// Idempotency-Key, so that the final check still finds every note written exactly once.
 //
 //     load-check [--host 127.0.0.1] [--port 8080] [--requests 100000 | --seconds 10] [--connections 256]
-//                [--notes [--written FILE]]
+//                [--notes [--written FILE] [--retry-for 30]]
 //
 // Exits with status 1 if any request failed, answered anything it should not, or showed another request's data.
 
@@ -23,6 +24,7 @@ struct Options {
     var connections = 256
     var notes = false
     var written: String?
+    var retryFor = 30.0
 
     static let usage = """
         usage: load-check [--host HOST] [--port PORT] [--requests N | --seconds S] [--connections C]
@@ -31,6 +33,8 @@ struct Options {
           --connections C  keep C requests in flight, over C connections (default 256)
           --notes          write and read each connection's own user's notes, instead of GET /whoami
           --written FILE   with --notes, save each note written as a line "user<TAB>text", sorted, to FILE
+          --retry-for S    with --notes, send a request that got 503 or no answer again, for up to S seconds
+                           (default 30; 0 to never retry); a post, with the same Idempotency-Key
         """
 
     init(arguments: [String]) throws {
@@ -58,6 +62,12 @@ struct Options {
                 self.seconds = seconds
             case "--notes": notes = true
             case "--written": written = try value(argument)
+            case "--retry-for":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds >= 0 else {
+                    throw UsageError("--retry-for must be 0 or more, not \(text)")
+                }
+                retryFor = seconds
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }
@@ -87,6 +97,10 @@ final class Tally: Sendable {
     let finished = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     let mismatches = Atomic<Int>(0)
+    /// Requests sent again after a 503 or no answer.
+    let retries = Atomic<Int>(0)
+    /// Posts answered as replays of an earlier try with the same idempotency key.
+    let replayed = Atomic<Int>(0)
     private let examples = Mutex<[String]>([])
     private let latencies = Mutex<[Duration]>([])
 
@@ -118,6 +132,10 @@ struct Note: Decodable {
 }
 
 /// Writes and reads notes on one connection, as one user of its own, until the run is over; returns what it wrote.
+///
+/// Each post carries an `Idempotency-Key` of its own, and is sent again, with the same key, when it gets 503 or no
+/// answer at all (a refused or dropped connection, or nothing within 10 s), for up to `options.retryFor`: the server
+/// stores it once, so the user's notes hold it exactly once, whichever try stored it. A read is retried the same way.
 func runNotesConnection(
     client: HTTPClient,
     options: Options,
@@ -141,18 +159,21 @@ func runNotesConnection(
         if writing {
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Idempotency-Key", value: "\(user)-\(written.count + 1)")
             request.body = .bytes(ByteBuffer(string: #"{"text": "\#(text)"}"#))
         }
         do {
             let sent = ContinuousClock.now
-            let response = try await client.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 16 * 1_024 * 1_024)
+            let (response, body) = try await executeRetrying(request, client: client, options: options, tally: tally)
             latencies.append(sent.duration(to: .now))
             if response.status != (writing ? .created : .ok) {
                 tally.errors.add(1, ordering: .relaxed)
                 tally.note("\(user): status \(response.status.code): \(String(buffer: body))")
             } else if writing {
                 written.append(text)
+                if response.headers.first(name: "Idempotent-Replayed") == "true" {
+                    tally.replayed.add(1, ordering: .relaxed)
+                }
             } else {
                 let listed = try decoder.decode([Note].self, from: Data(body.readableBytesView)).map(\.text)
                 if listed != written {
@@ -169,13 +190,43 @@ func runNotesConnection(
     }
 }
 
+/// Sends `request`, and sends it again while it gets 503 or no answer, for up to `options.retryFor`, waiting a little
+/// longer each time; returns the last answer, or throws the last failure.
+func executeRetrying(
+    _ request: HTTPClientRequest,
+    client: HTTPClient,
+    options: Options,
+    tally: Tally
+) async throws -> (HTTPClientResponse, ByteBuffer) {
+    let giveUp = ContinuousClock.now + .milliseconds(Int(options.retryFor * 1_000))
+    var pause = Duration.milliseconds(50)
+    while true {
+        let outcome: Result<(HTTPClientResponse, ByteBuffer), any Error>
+        do {
+            let response = try await client.execute(request, timeout: .seconds(10))
+            outcome = .success((response, try await response.body.collect(upTo: 16 * 1_024 * 1_024)))
+        } catch {
+            outcome = .failure(error)
+        }
+        if case .success(let answer) = outcome, answer.0.status != .serviceUnavailable { return answer }
+        if ContinuousClock.now + pause > giveUp { return try outcome.get() }
+        tally.retries.add(1, ordering: .relaxed)
+        try await Task.sleep(for: pause)
+        pause = min(pause * 2, .seconds(1))
+    }
+}
+
 /// Reads `user`'s notes once more and checks them against what it wrote, count and content.
 func verifyNotes(client: HTTPClient, options: Options, user: String, wrote: [String], tally: Tally) async {
     var request = HTTPClientRequest(url: "http://\(options.host):\(options.port)/notes")
     request.headers.add(name: "X-User", value: user)
     do {
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 16 * 1_024 * 1_024)
+        let (response, body) = try await executeRetrying(request, client: client, options: options, tally: tally)
+        guard response.status == .ok else {
+            tally.errors.add(1, ordering: .relaxed)
+            tally.note("\(user), at the end: status \(response.status.code): \(String(buffer: body))")
+            return
+        }
         let listed = try JSONDecoder().decode([Note].self, from: Data(body.readableBytesView)).map(\.text)
         if listed != wrote {
             tally.mismatches.add(1, ordering: .relaxed)
@@ -311,6 +362,8 @@ enum LoadCheck {
                 }
             }
             print("users: \(written.count)")
+            print("retries: \(tally.retries.load(ordering: .relaxed))")
+            print("replayed: \(tally.replayed.load(ordering: .relaxed))")
             print("written: \(written.values.reduce(0) { $0 + $1.count })")
             print("run: \(run)")
             if let path = options.written {

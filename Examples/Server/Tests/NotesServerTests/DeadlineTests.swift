@@ -144,7 +144,7 @@ final class StuckNotesStore: NotesStore {
         await withCheckedContinuation { continuation in waiting.withLock { $0.append(continuation) } }
     }
 
-    func add(_ text: String, for user: String) async throws -> Note {
+    func add(_ text: String, for user: String, idempotencyKey: IdempotencyKey?) async throws -> SavedNote {
         await stuck()
         throw CancellationError()
     }

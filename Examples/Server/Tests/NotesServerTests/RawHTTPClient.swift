@@ -42,13 +42,17 @@ enum RawHTTPClient {
 
     /// Connects to 127.0.0.1:`port`, writes all of `bytes` before reading anything, and then reads until the server
     /// ends the connection or `wait` has passed.
-    static func exchange(port: Int, writing bytes: [UInt8], wait: Duration) async -> Exchange {
+    ///
+    /// With `pause`, it writes one byte at a time, pausing that long after each, as a client trickling its request.
+    static func exchange(port: Int, writing bytes: [UInt8], pause: Duration? = nil, wait: Duration) async -> Exchange {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: blockingExchange(port: port, bytes: bytes, wait: wait)) }.start()
+            Thread {
+                continuation.resume(returning: blockingExchange(port: port, bytes: bytes, pause: pause, wait: wait))
+            }.start()
         }
     }
 
-    private static func blockingExchange(port: Int, bytes: [UInt8], wait: Duration) -> Exchange {
+    private static func blockingExchange(port: Int, bytes: [UInt8], pause: Duration?, wait: Duration) -> Exchange {
         let started = ContinuousClock.now
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -82,14 +86,20 @@ enum RawHTTPClient {
 
         var sent = 0
         bytes.withUnsafeBytes { buffer in
-            while sent < buffer.count {
+            while sent < buffer.count, ContinuousClock.now - started < wait {
+                let size = pause == nil ? buffer.count - sent : 1
                 #if canImport(Glibc)
-                let count = send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+                let count = send(fd, buffer.baseAddress! + sent, size, Int32(MSG_NOSIGNAL))
                 #else
-                let count = send(fd, buffer.baseAddress! + sent, buffer.count - sent, 0)
+                let count = send(fd, buffer.baseAddress! + sent, size, 0)
                 #endif
                 if count <= 0 { return }  // the server closed, or the wait passed: read what it answered
                 sent += count
+                if let pause {
+                    Thread.sleep(
+                        forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
+                    )
+                }
             }
         }
 
