@@ -1136,6 +1136,10 @@ nonisolated extension InjectedValues {
         /// For a value kept in a cell, its root's count of writes when its build began: a write to an input since, in
         /// the root, makes it stale.
         var rootWrites: UInt = 0
+        /// For a value kept in a cell, the override each input had, among the levels it was read through, when the
+        /// value was kept (`nil` for none): a write to an input in a level below the cell changes it, and makes the
+        /// value stale.
+        var seen: [ObjectIdentifier?] = []
 
         /// Removes every value, and returns them.
         static func drop<Key>(every built: inout [Key: Built]) -> [Built] {
@@ -1695,12 +1699,22 @@ nonisolated extension InjectedValues {
             }
             if let found { return unbox(found, as: K.Value.self) }
             let (root, thread) = (reader.root(lent), ThreadState.current)
-            // A value kept in a cell is stale once its root has had a write to one of its inputs: built again.
+            // A value kept in a cell is stale once its root has had a write to one of its inputs, or a level below the
+            // cell has another override of one: built again.
             if let stale = built,
-                root.lock.withLock({ state in
-                    stale.inputs.contains { state.written[$0, default: 0] > stale.rootWrites }
-                })
+                !stale.seen.isEmpty
+                    && stale.seen != stale.inputs.map({ reader.box(for: $0, lent: lent).map(ObjectIdentifier.init) })
+                    || root.lock.withLock({ state in
+                        stale.inputs.contains { state.written[$0, default: 0] > stale.rootWrites }
+                    })
             {
+                // Dropped from its cell, so that the build for that level does not take it again.
+                let dropped = at?.withLock { state -> Built? in
+                    guard let derived = state.derived else { return nil }
+                    let kept = derived.built.first { $0.key.id == id && $0.value.box === stale.box }
+                    return kept.flatMap { derived.built.removeValue(forKey: $0.key) }
+                }
+                thread.releasing(consume dropped)
                 (built, at) = (nil, nil)
             }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
@@ -1949,6 +1963,9 @@ nonisolated extension InjectedValues {
                 }
                 ticket?.finish()
                 knownInputs.withLock { $0[key.id] = inputs }
+                // What each input's override is, through the levels the build read: taken outside the cell's lock.
+                let levels = base.map { Reader(snapshot: $0) }
+                let seen = inputs.map { levels?.box(for: $0, lent: nil).map(ObjectIdentifier.init) }
                 // What the root's build kept in the cell meanwhile wins.
                 let kept =
                     level.cell?.withLock { state -> Built? in
@@ -1959,7 +1976,7 @@ nonisolated extension InjectedValues {
                         derived.building[key] = nil
                         guard keeps(state, inputs) else { return nil }
                         if let other = derived.built[key], fresh(other) { return other }
-                        derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes)
+                        derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes, seen: seen)
                         return nil
                     }
                 return kept.map(taken) ?? value

@@ -298,6 +298,27 @@ struct DerivedDefaultSecondReviewTests {
         }
     }
 
+    @Test("a write to an input in an outer scope drops the value an inner scope keeps for another of its inputs")
+    func outerScopeWriteDropsAnInnerScopesValue() {
+        inFreshScope {
+            _ = InjectedValues[\.taggedFolderStore]
+            withInjectedValues {
+                $0.folderTag = "outer-1"
+            } operation: {
+                let tagger = FolderTagger()
+                withInjectedValues {
+                    $0.folder = "/inner"
+                } operation: {
+                    #expect(InjectedValues[\.taggedFolderStore].label == "outer-1 /inner")
+                    // Outside every scope, through an object made in the outer scope: a write to the outer scope.
+                    #expect(runOnThreads(1) { _ in tagger.tag = "outer-2" })
+                    #expect(InjectedValues[\.folderTag] == "outer-2")
+                    #expect(InjectedValues[\.taggedFolderStore].label == "outer-2 /inner")
+                }
+            }
+        }
+    }
+
     @Test("a write in the scope drops a derived value whose build took another's value through a wait")
     func transitiveInputsOfAValueTakenFromAnotherBuild() {
         inFreshScope {
