@@ -18,7 +18,7 @@ public enum NotesApplication {
     /// - Parameters:
     ///   - configuration: Where to listen, and the server's other settings.
     ///   - requestDeadline: How long a request may take before it is answered 503 and its work abandoned.
-    ///   - limits: The header and idle timeouts of its connections.
+    ///   - limits: The header and idle timeouts of its connections, and the cap on how many it holds at once.
     /// - Returns: The application, ready to run or to test.
     public static func make(
         configuration: ApplicationConfiguration = .init(),

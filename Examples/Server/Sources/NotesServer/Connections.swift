@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTPTypes
+import Synchronization
 
 /// Closes a connection after a response that says `Connection: close`, such as the 413 for a body over the limit,
 /// without reading the rest of the request's body to its end.
@@ -84,7 +85,8 @@ final class CloseAfterResponseHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 }
 
-/// How long a connection may keep the server waiting without a request: what a hostile or careless client can hold.
+/// What a hostile or careless client can hold: how long a connection may keep the server waiting without a request,
+/// and how many connections the server holds at once.
 public struct ConnectionLimits: Sendable {
     /// How long a request's head may take to arrive, from its first byte to its blank line: 5 s.
     ///
@@ -96,15 +98,170 @@ public struct ConnectionLimits: Sendable {
     /// Counted from the connection's opening or its last answer, or the body's last part; a request being answered is never
     /// cut by it (Hummingbird's idle timeout).
     public var idleTimeout: Duration
+    /// How many connections the server holds open at once: 1,024.
+    ///
+    /// A connection beyond it is answered 503 with `Connection: close` as soon as it opens, without its request being
+    /// read, and closed (``ConnectionCapHandler``); once a held connection closes, the next one is served.
+    public var maximumConnections: Int
+
+    /// The default of ``maximumConnections``.
+    public static let defaultMaximumConnections = 1_024
 
     /// Makes the limits; the defaults are the server's.
     ///
     /// - Parameters:
     ///   - headerTimeout: How long a request's head may take to arrive, from its first byte.
     ///   - idleTimeout: How long a connection may stay open with no request on it.
-    public init(headerTimeout: Duration = .seconds(5), idleTimeout: Duration = .seconds(15)) {
+    ///   - maximumConnections: How many connections the server holds at once; at least 1.
+    public init(
+        headerTimeout: Duration = .seconds(5),
+        idleTimeout: Duration = .seconds(15),
+        maximumConnections: Int = ConnectionLimits.defaultMaximumConnections
+    ) {
+        precondition(maximumConnections >= 1, "maximumConnections must be at least 1")
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
+        self.maximumConnections = maximumConnections
+    }
+
+    /// A timeout that `NOTES_HEADER_TIMEOUT` or `NOTES_IDLE_TIMEOUT` names, as a number of seconds (`5`, `0.5`); `nil`
+    /// unless it is a number above 0.
+    ///
+    /// - Parameter seconds: The variable's value.
+    /// - Returns: The timeout, or `nil`.
+    public static func timeout(seconds: String) -> Duration? {
+        NotesApplication.requestDeadline(seconds: seconds)
+    }
+
+    /// The cap that `NOTES_MAX_CONNECTIONS` names: a whole number of at least 1; `nil` otherwise.
+    ///
+    /// - Parameter text: The variable's value.
+    /// - Returns: The cap, or `nil`.
+    public static func maximumConnections(_ text: String) -> Int? {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 1 else { return nil }
+        return value
+    }
+}
+
+/// The number of connections one server holds open, shared by the event loops that serve them.
+final class ConnectionCount: Sendable {
+    /// The most connections held at once.
+    let cap: Int
+    private let open = Atomic<Int>(0)
+
+    init(cap: Int) {
+        self.cap = cap
+    }
+
+    /// Takes a place for a new connection: `true` if one was free, and then the connection must ``release()`` it.
+    func acquire() -> Bool {
+        let (_, held) = open.add(1, ordering: .relaxed)
+        if held <= cap { return true }
+        open.subtract(1, ordering: .relaxed)
+        return false
+    }
+
+    /// Gives back the place of a connection that has closed.
+    func release() {
+        open.subtract(1, ordering: .relaxed)
+    }
+}
+
+/// Caps the connections the server holds at once: first in each connection's pipeline, it takes a place in the
+/// server's ``ConnectionCount`` when the connection opens and gives it back when it closes.
+///
+/// A connection that finds no place is never served: nothing it sends goes further than this handler. It is answered
+/// 503 with `Connection: close`, its side of the connection ended after the answer, what the client sends discarded,
+/// and it is closed when the client closes or after at most `linger`, whichever comes first. So a client that reads
+/// sees why; one that does not is closed all the same, and such connections cost no place while they linger.
+final class ConnectionCapHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// How long a refused connection is kept, its answer written, for the client to read it and close.
+    static let defaultLinger = TimeAmount.seconds(1)
+
+    /// The answer to a connection over the cap.
+    static let refusal: String = {
+        let message = "The server holds too many connections: try again shortly.\n"
+        return "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(message.utf8.count)\r\n\r\n" + message
+    }()
+
+    private enum State {
+        case waiting
+        case held
+        case refused
+        case closed
+    }
+
+    private let count: ConnectionCount
+    private let linger: TimeAmount
+    private var state = State.waiting
+
+    init(count: ConnectionCount, linger: TimeAmount = ConnectionCapHandler.defaultLinger) {
+        self.count = count
+        self.linger = linger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { opened(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        opened(context: context)
+        if case .held = state { context.fireChannelActive() }
+    }
+
+    /// The connection is open: it takes a place, or is refused.
+    private func opened(context: ChannelHandlerContext) {
+        guard case .waiting = state else { return }
+        if count.acquire() {
+            state = .held
+            return
+        }
+        state = .refused
+        let answer = context.channel.allocator.buffer(string: Self.refusal)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(answer), promise: written)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let linger = linger
+        written.futureResult.whenComplete { _ in
+            let context = loopBound.value
+            context.close(mode: .output, promise: nil)
+            context.eventLoop.assumeIsolated().scheduleTask(in: linger) {
+                context.close(promise: nil)
+            }
+        }
+        // Reads what the client sends, to discard it and to see it close.
+        context.read()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .refused = state else { return context.fireChannelRead(data) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard case .refused = state else { return context.fireChannelReadComplete() }
+        context.read()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // The HTTP handlers behind this one ask for reads only for a connection it holds.
+        guard case .refused = state else { return context.read() }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .held = state { count.release() }
+        state = .closed
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if case .held = state { count.release() }
+        state = .closed
     }
 }
 
@@ -193,12 +350,20 @@ final class HeaderTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler
 }
 
 /// HTTP/1, with the connection limits: Hummingbird's `HTTP1Channel`, its idle timeout set, and
-/// ``HeaderTimeoutHandler`` and ``CloseAfterResponseHandler`` in each connection's pipeline.
+/// ``ConnectionCapHandler``, ``HeaderTimeoutHandler`` and ``CloseAfterResponseHandler`` in each connection's pipeline.
 struct LimitedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
+    /// The connections this server holds, counted across its event loops.
+    let count: ConnectionCount
+
+    init(responder: @escaping HTTPChannelHandler.Responder, limits: ConnectionLimits) {
+        self.responder = responder
+        self.limits = limits
+        self.count = ConnectionCount(cap: limits.maximumConnections)
+    }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let headerTimeout = HeaderTimeoutHandler(timeout: limits.headerTimeout)
@@ -213,6 +378,7 @@ struct LimitedHTTP1Channel: ServerChildChannel {
         )
         do {
             try channel.pipeline.syncOperations.addHandler(headerTimeout, position: .first)
+            try channel.pipeline.syncOperations.addHandler(ConnectionCapHandler(count: count), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }

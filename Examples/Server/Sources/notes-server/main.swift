@@ -12,6 +12,9 @@ import ServiceLifecycle
 //
 // NOTES_HOSTNAME, NOTES_PORT and NOTES_DATABASE_URL in the environment work too; arguments win.
 // NOTES_REQUEST_DEADLINE, in seconds (5 by default), bounds how long any request may take before it is answered 503.
+// NOTES_HEADER_TIMEOUT (5 s) and NOTES_IDLE_TIMEOUT (15 s), in seconds, bound how long a request's head may take to
+// arrive and how long a connection may stay open with no request; NOTES_MAX_CONNECTIONS (1024) caps the connections
+// held at once, a connection beyond it answered 503 and closed.
 
 /// Where to listen, from the command line and the environment.
 struct Options {
@@ -19,6 +22,7 @@ struct Options {
     var port = 8080
     var databaseURL: String?
     var requestDeadline = NotesApplication.defaultRequestDeadline
+    var limits = ConnectionLimits()
 
     init(arguments: [String], environment: [String: String]) throws {
         if let hostname = environment["NOTES_HOSTNAME"] { self.hostname = hostname }
@@ -29,6 +33,24 @@ struct Options {
                 throw UsageError("NOTES_REQUEST_DEADLINE must be a number of seconds above 0, not \(seconds)")
             }
             requestDeadline = deadline
+        }
+        if let seconds = environment["NOTES_HEADER_TIMEOUT"], !seconds.isEmpty {
+            guard let timeout = ConnectionLimits.timeout(seconds: seconds) else {
+                throw UsageError("NOTES_HEADER_TIMEOUT must be a number of seconds above 0, not \(seconds)")
+            }
+            limits.headerTimeout = timeout
+        }
+        if let seconds = environment["NOTES_IDLE_TIMEOUT"], !seconds.isEmpty {
+            guard let timeout = ConnectionLimits.timeout(seconds: seconds) else {
+                throw UsageError("NOTES_IDLE_TIMEOUT must be a number of seconds above 0, not \(seconds)")
+            }
+            limits.idleTimeout = timeout
+        }
+        if let text = environment["NOTES_MAX_CONNECTIONS"], !text.isEmpty {
+            guard let cap = ConnectionLimits.maximumConnections(text) else {
+                throw UsageError("NOTES_MAX_CONNECTIONS must be a whole number of at least 1, not \(text)")
+            }
+            limits.maximumConnections = cap
         }
         var rest = arguments.makeIterator()
         while let argument = rest.next() {
@@ -93,7 +115,8 @@ if let url = options.databaseURL {
 ServerServices.startUp()
 let app = NotesApplication.make(
     configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server"),
-    requestDeadline: options.requestDeadline
+    requestDeadline: options.requestDeadline,
+    limits: options.limits
 )
 // SIGTERM or SIGINT stops the server gracefully: it takes no new connections and lets the requests in flight finish,
 // for at most 8 s; then the service group cancels them, so that a client that never finishes cannot keep the
