@@ -1678,11 +1678,12 @@ nonisolated extension InjectedValues {
         private static func read<K: ReadOnlyInjectionKey>(_ key: K.Type, _ reader: Reader, lent: Snapshot?) -> K.Value {
             let id = ObjectIdentifier(key)
             // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs.
-            ThreadState.current.own.inputs?.append(id)
+            let thread = ThreadState.current
+            thread.own.inputs?.append(id)
             guard K.lifetime == .cached else {
                 if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
                 let root = reader.root(lent)
-                return root === global ? globalValue(for: key, on: .current) : rootValue(for: key, in: root)
+                return root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
             }
             var (found, built, at): (AnyBox?, Built?, Cell?) = (nil, nil, nil)
             reader.walk(lent) { cell, frozen, version in
@@ -1698,7 +1699,7 @@ nonisolated extension InjectedValues {
                 return found != nil || built != nil
             }
             if let found { return unbox(found, as: K.Value.self) }
-            let (root, thread) = (reader.root(lent), ThreadState.current)
+            let root = reader.root(lent)
             // A value kept in a cell is stale once its root has had a write to one of its inputs, or a level below the
             // cell has another override of one: built again.
             if let stale = built,
@@ -1722,7 +1723,7 @@ nonisolated extension InjectedValues {
             // the root's own level, whose builds the root makes, one at a time.
             if built == nil, let known = knownInputs.withLock({ $0[id] }),
                 let level = overridingLevel(of: known, reader, lent, above: nil),
-                level.cell?.withLock({ $0.derived?.owns }) !== root
+                !level.isOwn(of: root)
             {
                 return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
             }
@@ -1737,7 +1738,7 @@ nonisolated extension InjectedValues {
             thread.own.inputs?.append(contentsOf: inputs)
             guard let level = overridingLevel(of: inputs, reader, lent, above: keptIn) else { return value }
             // A fresh scope's own cell: the root builds its values, one at a time, and keeps them there.
-            if level.cell?.withLock({ $0.derived?.owns }) === root { return rootEntry(for: key, in: root).value }
+            if level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
             return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
         }
 
@@ -1774,6 +1775,9 @@ nonisolated extension InjectedValues {
             let version: UInt?
             let live: Bool
             let frame: Frame
+
+            /// Whether this is a fresh scope's own cell, whose values `root` builds, one at a time, and keeps there.
+            func isOwn(of root: Root) -> Bool { cell?.withLock { $0.derived?.owns } === root }
         }
 
         /// Reads a `.cached` key from the global store, with the keys it was built from.
