@@ -13,7 +13,7 @@ import Testing
 )
 struct DurabilityTests {
     @Test func theThrowAwayClusterCommitsSynchronously() async throws {
-        let cluster = ThrowAwayCluster(port: 54_900 + Int.random(in: 0..<90))
+        let cluster = try ThrowAwayCluster(port: ThrowAwayCluster.freePort())
         try await cluster.whileItExists { url in
             try await TestDatabase.withRoutes(configuration: try DatabaseConfiguration(url: url)) { _, database in
                 let setting = try await database.withConnection { connection in

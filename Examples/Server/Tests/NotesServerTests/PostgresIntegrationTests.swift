@@ -127,7 +127,7 @@ struct PostgresIntegrationTests {
 )
 struct DatabaseOutageTests {
     @Test func aRequestGets503NamingTheCauseAndTheServerRecoversWhenTheDatabaseComesBack() async throws {
-        let cluster = ThrowAwayCluster(port: 54_400 + Int.random(in: 0..<500))
+        let cluster = try ThrowAwayCluster(port: ThrowAwayCluster.freePort())
         try await cluster.whileItExists { url in
             try await stopsAndComesBack(cluster, url: url)
         }
@@ -246,6 +246,39 @@ struct ThrowAwayCluster: Sendable {
     init(port: Int) {
         self.port = port
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-outage-\(port)").path
+    }
+
+    /// A loopback port that nothing listens on now: the one the system gives a socket bound to port 0, which it hands
+    /// out to no other socket while this one holds it, and only after its other free ports once it is closed.
+    ///
+    /// A random port in a fixed range sometimes met a cluster a crashed run left listening there, and the test then
+    /// stopped and started that cluster rather than its own.
+    static func freePort() throws -> Int {
+        #if canImport(Glibc)
+        let kind = Int32(SOCK_STREAM.rawValue)
+        #else
+        let kind = SOCK_STREAM
+        #endif
+        let socket = Foundation.socket(AF_INET, kind, 0)
+        guard socket >= 0 else { throw PortError(call: "socket", errno: errno) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw PortError(call: "bind", errno: errno) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct PortError: Error, CustomStringConvertible {
+        let call: String
+        let errno: Int32
+        var description: String { "\(call) failed with errno \(errno) while looking for a free port" }
     }
 
     /// Starts it, making it first if needed, and returns its URL.
