@@ -1681,7 +1681,9 @@ nonisolated extension InjectedValues {
             let thread = ThreadState.current
             thread.own.inputs?.append(id)
             guard K.lifetime == .cached else {
-                if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
+                if let found = reader.box(for: id, lent: lent) ?? triggersOverride(of: id, on: thread) {
+                    return unbox(found, as: K.Value.self)
+                }
                 let root = reader.root(lent)
                 return root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
             }
@@ -1698,7 +1700,7 @@ nonisolated extension InjectedValues {
                 if found == nil, let made = state?.2 { (built, at) = (made, cell) }
                 return found != nil || built != nil
             }
-            if let found { return unbox(found, as: K.Value.self) }
+            if let found = found ?? triggersOverride(of: id, on: thread) { return unbox(found, as: K.Value.self) }
             let root = reader.root(lent)
             // A value kept in a cell is stale once its root has had a write to one of its inputs, or a level below the
             // cell has another override of one: built again.
@@ -1740,6 +1742,18 @@ nonisolated extension InjectedValues {
             // A fresh scope's own cell: the root builds its values, one at a time, and keeps them there.
             if level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
             return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+        }
+
+        /// In a root's build for a scope's read, the `trigger`, that scope's override of a key the build reads: the build
+        /// takes it, so that it evaluates no live default the scope overrides, and the root keeps nothing it built.
+        ///
+        /// The first build of a key does this: until then, the store does not know which keys it reads.
+        private static func triggersOverride(of id: ObjectIdentifier, on thread: ThreadState) -> AnyBox? {
+            guard let trigger = thread.own.trigger, let box = trigger.reader.box(for: id, lent: trigger.lent) else {
+                return nil
+            }
+            thread.own.tookScopeValue = true
+            return box
         }
 
         /// The innermost level a read walks, above the cell `stop`, that overrides one of `inputs`: where a value built
@@ -1845,11 +1859,11 @@ nonisolated extension InjectedValues {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
                 }
-                let skipped = thread.own.skippedReport
-                thread.own.skippedReport = false
+                let tookBefore = thread.own.tookScopeValue
+                thread.own.tookScopeValue = false
                 let (value, read) = build(key, in: root)
-                let unreported = thread.own.skippedReport
-                thread.own.skippedReport = skipped || unreported
+                let tookScopeValue = thread.own.tookScopeValue
+                thread.own.tookScopeValue = tookBefore || tookScopeValue
                 ticket.finish()
                 let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
                     root.lock.broadcast()
@@ -1861,7 +1875,8 @@ nonisolated extension InjectedValues {
                     // the caller alone gets it.
                     guard state.building[id] === ticket else { return (inputs, nil) }
                     state.building[id] = nil
-                    guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
+                    guard !tookScopeValue, !inputs.contains(where: { state.written[$0, default: 0] > start.writes })
+                    else {
                         return (inputs, nil)
                     }
                     let built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
@@ -1996,13 +2011,6 @@ nonisolated extension InjectedValues {
             if let testKey = key as? any TestValueKey.Type {
                 func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
                 return testValue(testKey) as! K.Value
-            }
-            // A root's build for a scope's read, of a key that scope overrides: the scope gets a value of its own.
-            if let trigger = thread.own.trigger,
-                trigger.reader.box(for: ObjectIdentifier(key), lent: trigger.lent) != nil
-            {
-                thread.own.skippedReport = true
-                return thread.evaluate(key)
             }
             policy.report(missing: key, of: K.Value.self, in: thread.own.context)
             return thread.evaluate(key)
@@ -2250,11 +2258,11 @@ nonisolated extension InjectedValues {
             var readVariables: [ObjectIdentifier] = []
             /// The keys the innermost `.cached` build on this thread has read so far.
             var inputs: [ObjectIdentifier]?
-            /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
+            /// While a root builds a value a scope's read needs, that read: the build takes the keys it overrides.
             var trigger: (reader: Reader, lent: Snapshot?)?
-            /// Whether the innermost root's build skipped such a report, so that its value, built from a live default
-            /// no report named, is not kept.
-            var skippedReport = false
+            /// Whether the innermost root's build took a value of that read's scope, so that the root keeps nothing
+            /// it built.
+            var tookScopeValue = false
         }
 
         /// This thread's record, made on first use and released when the thread exits.
