@@ -1857,13 +1857,18 @@ nonisolated extension InjectedValues {
                 guard let ticket else { return (defaultValue(for: key, in: root), [], nil) }
                 guard let start else {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
+                    // Woken by a build that kept nothing, in a root's build for a scope's read that overrides one of
+                    // the inputs it learned: built for the scope's level, as that read would, not again for the root.
+                    if let (reader, lent) = thread.own.trigger, let known = knownInputs.withLock({ $0[id] }),
+                        let level = overridingLevel(of: known, reader, lent, above: nil), !level.isOwn(of: root)
+                    {
+                        thread.own.tookScopeValue = true
+                        let value = build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+                        return (value, known, level.cell)
+                    }
                     continue
                 }
-                let tookBefore = thread.own.tookScopeValue
-                thread.own.tookScopeValue = false
-                let (value, read) = build(key, in: root)
-                let tookScopeValue = thread.own.tookScopeValue
-                thread.own.tookScopeValue = tookBefore || tookScopeValue
+                let (value, read, tookScopeValue) = build(key, in: root)
                 ticket.finish()
                 let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
                     root.lock.broadcast()
@@ -1871,6 +1876,8 @@ nonisolated extension InjectedValues {
                     let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
                         seen.insert($0).inserted
                     }
+                    // Before the waiters wake, so that one that reads for a scope overriding an input builds for it.
+                    knownInputs.withLock { $0[id] = inputs }
                     // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
                     // the caller alone gets it.
                     guard state.building[id] === ticket else { return (inputs, nil) }
@@ -1897,7 +1904,6 @@ nonisolated extension InjectedValues {
                     }
                     return (inputs, kept ? owner : nil)
                 }
-                knownInputs.withLock { $0[id] = inputs }
                 return (value, inputs, owner)
             }
         }
@@ -1913,7 +1919,7 @@ nonisolated extension InjectedValues {
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Root
-        ) -> (K.Value, [ObjectIdentifier]) {
+        ) -> (K.Value, [ObjectIdentifier], tookScopeValue: Bool) {
             // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
             // the build began, or as it was when it ended. Taken under the root's lock, which the scope's end takes too,
             // so that the build sees either the running cell or the frame it left.
@@ -1928,7 +1934,7 @@ nonisolated extension InjectedValues {
             }
             // The global store's build binds a view of no scope, so that its reads take the path that records them.
             let view = Scope(viewOf: nil, base: root === global ? nil : base, root: root)
-            return ThreadState.current.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
+            return ThreadState.current.recordingInputs(binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
             }
         }
@@ -1977,7 +1983,7 @@ nonisolated extension InjectedValues {
                     continue
                 }
                 let view = Scope(viewOf: nil, base: base, root: root)
-                let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
+                let (value, inputs, tookScopeValue) = thread.recordingInputs(binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
@@ -1993,7 +1999,8 @@ nonisolated extension InjectedValues {
                             return nil
                         }
                         derived.building[key] = nil
-                        guard keeps(state, inputs) else { return nil }
+                        // Built for another scope's read, the `trigger`'s, with one of its values: not this level's.
+                        guard !tookScopeValue, keeps(state, inputs) else { return nil }
                         if let other = derived.built[key], fresh(other) { return other }
                         derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes, seen: seen)
                         return nil
@@ -2311,24 +2318,29 @@ nonisolated extension InjectedValues {
 
         /// Runs `body` (an operation, a `.cached` build, or a variable's initializer) in a context of its own, with
         /// `binding` bound if given.
-        func isolated<T>(keepingUpdate: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
-            let outer = own.context
+        func isolated<T>(build: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
+            // An operation or an initializer, unlike a build, is no part of a root's build for a scope's read.
+            let (outer, trigger) = (own.context, build ? nil : own.trigger)
             own.context = Context()
-            (own.context.writing, own.context.inUpdate) = (outer.writing, keepingUpdate && outer.inUpdate)
-            defer { own.context = outer }
+            (own.context.writing, own.context.inUpdate) = (outer.writing, build && outer.inUpdate)
+            if trigger != nil { own.trigger = nil }
+            defer {
+                own.context = outer
+                if trigger != nil { own.trigger = trigger }
+            }
             guard let binding, binding.scope != nil || Store.binding.get().scope != nil else { return try body() }
             return try Store.binding.withValue(binding, operation: body)
         }
 
-        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made and the keys it read; a build
-        /// around it read them too.
-        func recordingInputs<T>(keepingUpdate: Bool, binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier]) {
-            let outer = own.inputs
-            own.inputs = []
-            let value = isolated(keepingUpdate: keepingUpdate, binding: binding, body)
-            let inputs = own.inputs ?? []
-            own.inputs = outer.map { $0 + inputs }
-            return (value, inputs)
+        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made, the keys it read, and whether
+        /// it took a value of the `trigger`'s scope; a build around it read those keys too, and took such a value too.
+        func recordingInputs<T>(binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier], tookScopeValue: Bool) {
+            let (outer, outerTook) = (own.inputs, own.tookScopeValue)
+            (own.inputs, own.tookScopeValue) = ([], false)
+            let value = isolated(build: true, binding: binding, body)
+            let (inputs, took) = (own.inputs ?? [], own.tookScopeValue)
+            (own.inputs, own.tookScopeValue) = (outer.map { $0 + inputs }, outerTook || took)
+            return (value, inputs, took)
         }
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
@@ -2640,10 +2652,14 @@ nonisolated extension InjectedValues.Scope {
     @usableFromInline
     func configured(_ update: (inout InjectedValues) throws -> Void) rethrows -> InjectedValues.Scope {
         let thread = InjectedValues.ThreadState.current
-        let outer = thread.own.context
+        let (outer, trigger) = (thread.own.context, thread.own.trigger)
         thread.own.context = InjectedValues.Context()
         (thread.own.context.writing, thread.own.context.inUpdate) = (outer.writing, true)
-        defer { thread.own.context = outer }
+        if trigger != nil { thread.own.trigger = nil }
+        defer {
+            thread.own.context = outer
+            if trigger != nil { thread.own.trigger = trigger }
+        }
         let view = InjectedValues.Scope(viewOf: cell, base: base, root: root!)
         try InjectedValues.Store.binding.withValue(InjectedValues.Binding(scope: view)) {
             var values = InjectedValues()
