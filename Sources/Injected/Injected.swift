@@ -1681,9 +1681,7 @@ nonisolated extension InjectedValues {
             let thread = ThreadState.current
             thread.own.inputs?.append(id)
             guard K.lifetime == .cached else {
-                if let found = reader.box(for: id, lent: lent) ?? triggersOverride(of: id, on: thread) {
-                    return unbox(found, as: K.Value.self)
-                }
+                if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
                 let root = reader.root(lent)
                 return root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
             }
@@ -1700,7 +1698,7 @@ nonisolated extension InjectedValues {
                 if found == nil, let made = state?.2 { (built, at) = (made, cell) }
                 return found != nil || built != nil
             }
-            if let found = found ?? triggersOverride(of: id, on: thread) { return unbox(found, as: K.Value.self) }
+            if let found { return unbox(found, as: K.Value.self) }
             let root = reader.root(lent)
             // A value kept in a cell is stale once its root has had a write to one of its inputs, or a level below the
             // cell has another override of one: built again.
@@ -1742,18 +1740,6 @@ nonisolated extension InjectedValues {
             // A fresh scope's own cell: the root builds its values, one at a time, and keeps them there.
             if level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
             return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
-        }
-
-        /// In a root's build for a scope's read, the `trigger`, that scope's override of a key the build reads: the build
-        /// takes it, so that it evaluates no live default the scope overrides, and the root keeps nothing it built.
-        ///
-        /// The first build of a key does this: until then, the store does not know which keys it reads.
-        private static func triggersOverride(of id: ObjectIdentifier, on thread: ThreadState) -> AnyBox? {
-            guard let trigger = thread.own.trigger, let box = trigger.reader.box(for: id, lent: trigger.lent) else {
-                return nil
-            }
-            thread.own.tookScopeValue = true
-            return box
         }
 
         /// The innermost level a read walks, above the cell `stop`, that overrides one of `inputs`: where a value built
@@ -1857,18 +1843,13 @@ nonisolated extension InjectedValues {
                 guard let ticket else { return (defaultValue(for: key, in: root), [], nil) }
                 guard let start else {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
-                    // Woken by a build that kept nothing, in a root's build for a scope's read that overrides one of
-                    // the inputs it learned: built for the scope's level, as that read would, not again for the root.
-                    if let (reader, lent) = thread.own.trigger, let known = knownInputs.withLock({ $0[id] }),
-                        let level = overridingLevel(of: known, reader, lent, above: nil), !level.isOwn(of: root)
-                    {
-                        thread.own.tookScopeValue = true
-                        let value = build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
-                        return (value, known, level.cell)
-                    }
                     continue
                 }
-                let (value, read, tookScopeValue) = build(key, in: root)
+                let skipped = thread.own.skippedReport
+                thread.own.skippedReport = false
+                let (value, read) = build(key, in: root)
+                let unreported = thread.own.skippedReport
+                thread.own.skippedReport = skipped || unreported
                 ticket.finish()
                 let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
                     root.lock.broadcast()
@@ -1876,14 +1857,11 @@ nonisolated extension InjectedValues {
                     let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
                         seen.insert($0).inserted
                     }
-                    // Before the waiters wake, so that one that reads for a scope overriding an input builds for it.
-                    knownInputs.withLock { $0[id] = inputs }
                     // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
                     // the caller alone gets it.
                     guard state.building[id] === ticket else { return (inputs, nil) }
                     state.building[id] = nil
-                    guard !tookScopeValue, !inputs.contains(where: { state.written[$0, default: 0] > start.writes })
-                    else {
+                    guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
                         return (inputs, nil)
                     }
                     let built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
@@ -1904,6 +1882,7 @@ nonisolated extension InjectedValues {
                     }
                     return (inputs, kept ? owner : nil)
                 }
+                knownInputs.withLock { $0[id] = inputs }
                 return (value, inputs, owner)
             }
         }
@@ -1919,7 +1898,7 @@ nonisolated extension InjectedValues {
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Root
-        ) -> (K.Value, [ObjectIdentifier], tookScopeValue: Bool) {
+        ) -> (K.Value, [ObjectIdentifier]) {
             // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
             // the build began, or as it was when it ended. Taken under the root's lock, which the scope's end takes too,
             // so that the build sees either the running cell or the frame it left.
@@ -1934,7 +1913,7 @@ nonisolated extension InjectedValues {
             }
             // The global store's build binds a view of no scope, so that its reads take the path that records them.
             let view = Scope(viewOf: nil, base: root === global ? nil : base, root: root)
-            return ThreadState.current.recordingInputs(binding: Binding(scope: view)) {
+            return ThreadState.current.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                 defaultValue(for: key, in: root)
             }
         }
@@ -1983,7 +1962,7 @@ nonisolated extension InjectedValues {
                     continue
                 }
                 let view = Scope(viewOf: nil, base: base, root: root)
-                let (value, inputs, tookScopeValue) = thread.recordingInputs(binding: Binding(scope: view)) {
+                let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
@@ -1999,8 +1978,7 @@ nonisolated extension InjectedValues {
                             return nil
                         }
                         derived.building[key] = nil
-                        // Built for another scope's read, the `trigger`'s, with one of its values: not this level's.
-                        guard !tookScopeValue, keeps(state, inputs) else { return nil }
+                        guard keeps(state, inputs) else { return nil }
                         if let other = derived.built[key], fresh(other) { return other }
                         derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes, seen: seen)
                         return nil
@@ -2018,6 +1996,13 @@ nonisolated extension InjectedValues {
             if let testKey = key as? any TestValueKey.Type {
                 func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
                 return testValue(testKey) as! K.Value
+            }
+            // A root's build for a scope's read, of a key that scope overrides: the scope gets a value of its own.
+            if let trigger = thread.own.trigger,
+                trigger.reader.box(for: ObjectIdentifier(key), lent: trigger.lent) != nil
+            {
+                thread.own.skippedReport = true
+                return thread.evaluate(key)
             }
             policy.report(missing: key, of: K.Value.self, in: thread.own.context)
             return thread.evaluate(key)
@@ -2265,11 +2250,11 @@ nonisolated extension InjectedValues {
             var readVariables: [ObjectIdentifier] = []
             /// The keys the innermost `.cached` build on this thread has read so far.
             var inputs: [ObjectIdentifier]?
-            /// While a root builds a value a scope's read needs, that read: the build takes the keys it overrides.
+            /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
             var trigger: (reader: Reader, lent: Snapshot?)?
-            /// Whether the innermost root's build took a value of that read's scope, so that the root keeps nothing
-            /// it built.
-            var tookScopeValue = false
+            /// Whether the innermost root's build skipped such a report, so that its value, built from a live default
+            /// no report named, is not kept.
+            var skippedReport = false
         }
 
         /// This thread's record, made on first use and released when the thread exits.
@@ -2318,29 +2303,24 @@ nonisolated extension InjectedValues {
 
         /// Runs `body` (an operation, a `.cached` build, or a variable's initializer) in a context of its own, with
         /// `binding` bound if given.
-        func isolated<T>(build: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
-            // An operation or an initializer, unlike a build, is no part of a root's build for a scope's read.
-            let (outer, trigger) = (own.context, build ? nil : own.trigger)
+        func isolated<T>(keepingUpdate: Bool = false, binding: Binding? = nil, _ body: () throws -> T) rethrows -> T {
+            let outer = own.context
             own.context = Context()
-            (own.context.writing, own.context.inUpdate) = (outer.writing, build && outer.inUpdate)
-            if trigger != nil { own.trigger = nil }
-            defer {
-                own.context = outer
-                if trigger != nil { own.trigger = trigger }
-            }
+            (own.context.writing, own.context.inUpdate) = (outer.writing, keepingUpdate && outer.inUpdate)
+            defer { own.context = outer }
             guard let binding, binding.scope != nil || Store.binding.get().scope != nil else { return try body() }
             return try Store.binding.withValue(binding, operation: body)
         }
 
-        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made, the keys it read, and whether
-        /// it took a value of the `trigger`'s scope; a build around it read those keys too, and took such a value too.
-        func recordingInputs<T>(binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier], tookScopeValue: Bool) {
-            let (outer, outerTook) = (own.inputs, own.tookScopeValue)
-            (own.inputs, own.tookScopeValue) = ([], false)
-            let value = isolated(build: true, binding: binding, body)
-            let (inputs, took) = (own.inputs ?? [], own.tookScopeValue)
-            (own.inputs, own.tookScopeValue) = (outer.map { $0 + inputs }, outerTook || took)
-            return (value, inputs, took)
+        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made and the keys it read; a build
+        /// around it read them too.
+        func recordingInputs<T>(keepingUpdate: Bool, binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier]) {
+            let outer = own.inputs
+            own.inputs = []
+            let value = isolated(keepingUpdate: keepingUpdate, binding: binding, body)
+            let inputs = own.inputs ?? []
+            own.inputs = outer.map { $0 + inputs }
+            return (value, inputs)
         }
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
@@ -2652,14 +2632,10 @@ nonisolated extension InjectedValues.Scope {
     @usableFromInline
     func configured(_ update: (inout InjectedValues) throws -> Void) rethrows -> InjectedValues.Scope {
         let thread = InjectedValues.ThreadState.current
-        let (outer, trigger) = (thread.own.context, thread.own.trigger)
+        let outer = thread.own.context
         thread.own.context = InjectedValues.Context()
         (thread.own.context.writing, thread.own.context.inUpdate) = (outer.writing, true)
-        if trigger != nil { thread.own.trigger = nil }
-        defer {
-            thread.own.context = outer
-            if trigger != nil { thread.own.trigger = trigger }
-        }
+        defer { thread.own.context = outer }
         let view = InjectedValues.Scope(viewOf: cell, base: base, root: root!)
         try InjectedValues.Store.binding.withValue(InjectedValues.Binding(scope: view)) {
             var values = InjectedValues()

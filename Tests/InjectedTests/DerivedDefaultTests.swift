@@ -126,21 +126,6 @@ struct DerivedDefaultTests {
             guard before == "/real/store", after == "/launch/store" else { fatalError("read \(before), then \(after)") }
         }
     }
-
-    @Test("the first read of a derived default, in a scope that overrides its input, reads nothing live")
-    func firstReadInAnOverridingScopeReadsNothingLive() {
-        let (directory, kept) = withInjectedValues {
-            $0.probedFolder = "/sandbox"
-        } operation: {
-            (InjectedValues[\.probedFolderStore].directory, InjectedValues[\.probedFolderStore])
-        }
-        #expect(directory == "/sandbox/store")
-        #expect(ProbedFolderKey.liveReads.value == 0, "a preview's first read built from the real folder")
-        let root = InjectedValues[\.probedFolderStore]
-        #expect(root.directory == "/live/store")
-        #expect(root !== kept)
-        #expect(ProbedFolderKey.liveReads.value == 1)
-    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
@@ -504,21 +489,6 @@ enum TaggedFolderStoreKey: TestValueKey {
     static var testValue: TaggedFolderStore { currentValue }
 }
 
-/// A folder that counts the reads of its default, which stands for the live one.
-enum ProbedFolderKey: TestValueKey {
-    static let liveReads = Counter()
-    static var currentValue: String {
-        liveReads.increment()
-        return "/live"
-    }
-    static var testValue: String { currentValue }
-}
-
-enum ProbedFolderStoreKey: TestValueKey {
-    static var currentValue: FolderStore { FolderStore(directory: InjectedValues[\.probedFolder] + "/store") }
-    static var testValue: FolderStore { currentValue }
-}
-
 enum CountedFolderBuildsKey: TestValueKey {
     static var currentValue: Counter { Counter() }
     static var testValue: Counter { Counter() }
@@ -533,13 +503,6 @@ enum CountedFolderStoreKey: TestValueKey {
 }
 
 extension InjectedValues {
-    var probedFolder: String {
-        get { Self[ProbedFolderKey.self] }
-        set { Self[ProbedFolderKey.self] = newValue }
-    }
-
-    var probedFolderStore: FolderStore { Self[ProbedFolderStoreKey.self] }
-
     var folderNote: String {
         get { Self[FolderNoteKey.self] }
         set { Self[FolderNoteKey.self] = newValue }
@@ -602,8 +565,8 @@ extension InjectedValues {
     }
 }
 
-/// What a fresh-context review of a derived default's first read in an overriding scope found, each a test that failed
-/// before its fix.
+/// A derived default's first read in a scope that overrides one of its inputs, where the store does not know its inputs
+/// yet: what two fresh-context reviews of an attempt to build it from the scope's values alone found that attempt broke.
 @Suite("A derived default follows its inputs: the first read in an overriding scope")
 struct DerivedDefaultFirstReadTests {
     @Test("threads making the first read in one overriding scope at once build it for the scope only once more")
