@@ -60,22 +60,7 @@ stop_server
 
 run=$(field "$out/postgres.txt" run)
 step "the database holds exactly the notes each user of run $run wrote, and an audit entry for each"
-bash db.sh psql -tA -F $'\t' -c "SELECT owner, text FROM notes WHERE owner LIKE '$run-%'" \
-    | LC_ALL=C sort > "$out/stored.tsv"
-LC_ALL=C sort "$out/written.tsv" > "$out/written-sorted.tsv"
-if ! cmp -s "$out/stored.tsv" "$out/written-sorted.tsv"; then
-    echo "db-load: the database's notes differ from the notes written:" >&2
-    diff "$out/written-sorted.tsv" "$out/stored.tsv" | head -20 >&2
-    exit 1
-fi
-stored=$(wc -l < "$out/stored.tsv")
-users=$(cut -f1 "$out/stored.tsv" | sort -u | wc -l)
-audited=$(bash db.sh psql -tA -c "SELECT count(*) FROM audit_entries a JOIN notes n
-    ON n.owner = a.owner AND a.action = 'created note ' || n.id WHERE n.owner LIKE '$run-%'")
-if [[ $stored -ne $(field "$out/postgres.txt" written) || $audited -ne $stored ]]; then
-    echo "db-load: $(field "$out/postgres.txt" written) notes written, $stored stored, $audited audited" >&2
-    exit 1
-fi
+check_stored_notes "$run" "$out/written.tsv" "$(field "$out/postgres.txt" written)" "$out" db-load
 echo "$stored notes of $users users, each as written and audited once"
 
 row() {
