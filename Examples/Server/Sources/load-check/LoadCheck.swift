@@ -120,20 +120,31 @@ final class Tally: Sendable {
     let unanswered = Atomic<Int>(0)
     private let examples = Mutex<[String]>([])
     private let latencies = Mutex<[Duration]>([])
-    private let slowest = Mutex<Duration>(.zero)
+    private let slowest = Mutex<(duration: Duration, what: String)>((.zero, "none"))
+    /// When the run started, for saying when the slowest attempt was sent.
+    let start = ContinuousClock.now
 
     /// Keeps one connection's request latencies.
     func add(_ durations: [Duration]) {
         latencies.withLock { $0 += durations }
     }
 
-    /// Keeps the time one attempt took, from sending the request to the end of its answer, or to its failure.
-    func attempted(_ duration: Duration) {
-        slowest.withLock { $0 = max($0, duration) }
+    /// Keeps the time one attempt took, from `sent`, when it sent the request, to now, the end of its answer or its
+    /// failure; `outcome` says which, for the slowest.
+    func attempted(_ request: HTTPClientRequest, sent: ContinuousClock.Instant, outcome: @autoclosure () -> String) {
+        let duration = sent.duration(to: .now)
+        slowest.withLock { slowest in
+            guard duration > slowest.duration else { return }
+            let at = String(format: "%.2f", start.duration(to: sent).milliseconds / 1_000)
+            slowest = (duration, "\(request.method) sent at \(at) s: \(outcome())")
+        }
     }
 
     /// The longest any single attempt took, in milliseconds.
-    var slowestAttempt: Double { slowest.withLock { $0 }.milliseconds }
+    var slowestAttempt: Double { slowest.withLock { $0.duration }.milliseconds }
+
+    /// The slowest attempt: its method, when it was sent, and its answer or failure.
+    var slowestDescription: String { slowest.withLock { $0.what } }
 
     /// The latency below which `fraction` of the requests finished, in milliseconds.
     func percentile(_ fraction: Double) -> Double {
@@ -234,7 +245,7 @@ func executeRetrying(
         } catch {
             outcome = .failure(error)
         }
-        tally.attempted(sent.duration(to: .now))
+        tally.attempted(request, sent: sent, outcome: describe(outcome))
         switch outcome {
         case .success(let answer) where answer.0.status != .serviceUnavailable: return answer
         case .success: tally.unavailable.add(1, ordering: .relaxed)
@@ -244,6 +255,14 @@ func executeRetrying(
         tally.retries.add(1, ordering: .relaxed)
         try await Task.sleep(for: pause)
         pause = min(pause * 2, .seconds(1))
+    }
+}
+
+/// An attempt's answer, as its status and the start of its body, or its failure.
+func describe(_ outcome: Result<(HTTPClientResponse, ByteBuffer), any Error>) -> String {
+    switch outcome {
+    case .success(let (response, body)): "\(response.status.code) \(String(buffer: body).prefix(160))"
+    case .failure(let error): "\(error)"
     }
 }
 
@@ -299,11 +318,11 @@ func runConnection(
                 response = try await client.execute(request, timeout: .seconds(30))
                 body = try await response.body.collect(upTo: 64 * 1_024)
             } catch {
-                tally.attempted(sent.duration(to: .now))
+                tally.attempted(request, sent: sent, outcome: "\(error)")
                 throw error
             }
             latencies.append(sent.duration(to: .now))
-            tally.attempted(sent.duration(to: .now))
+            tally.attempted(request, sent: sent, outcome: "\(response.status.code)")
             if response.status != .ok {
                 tally.errors.add(1, ordering: .relaxed)
                 tally.note("\(requestID): status \(response.status.code): \(String(buffer: body))")
@@ -429,6 +448,7 @@ enum LoadCheck {
         print("p50: \(String(format: "%.2f", tally.percentile(0.5))) ms")
         print("p99: \(String(format: "%.2f", tally.percentile(0.99))) ms")
         print("slowest: \(String(format: "%.2f", tally.slowestAttempt)) ms")
+        print("slowest attempt: \(tally.slowestDescription)")
         for problem in tally.problems {
             print("  \(problem)")
         }
