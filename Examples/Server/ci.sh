@@ -59,10 +59,10 @@ step "load for ${seconds} s with the isolation check"
 kill "$server" && wait "$server" 2> /dev/null || true
 
 step "notes load, in memory and on PostgreSQL"
-PORT=$((port + 1)) CHECK_REQUESTS=${DB_LOAD_REQUESTS:-20000} bash db-load.sh
+BIN_DIR=$bin PORT=$((port + 1)) CHECK_REQUESTS=${DB_LOAD_REQUESTS:-20000} bash db-load.sh
 
 step "fault suite: backends ended under load, SIGTERM with requests hung, hostile input, idle connections"
-PORT=$((port + 2)) bash faults.sh
+BIN_DIR=$bin PORT=$((port + 2)) bash faults.sh
 
 step "done"
 echo "ci.sh took $((SECONDS - started)) s"

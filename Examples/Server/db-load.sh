@@ -9,8 +9,9 @@
 # It installs PostgreSQL if it is missing (Debian's `postgresql`), starts the throw-away cluster of `db.sh` (and stops
 # it at the end if it was not running before), and serves both runs with the same release build, unpinned.
 #
-# Settings, from the environment: PORT (8090), CHECK_REQUESTS (100000), CONNECTIONS (256). The report is printed at the
-# end and kept in .build/db-load/report.md.
+# Settings, from the environment: PORT (8090), CHECK_REQUESTS (100000), CONNECTIONS (256), and BIN_DIR: the release
+# build's directory, when it is built already, as ci.sh's is (else it runs `swift build -c release`). The report is
+# printed at the end and kept in .build/db-load/report.md.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./serve.sh
@@ -24,9 +25,13 @@ out=.build/db-load
 step() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - started)); }
 field() { awk -v key="$2:" '$1 == key { print $2 }' "$1"; }
 
-step "release build"
-swift build -c release
-bin=$(swift build -c release --show-bin-path)
+if [[ -n ${BIN_DIR:-} ]]; then
+    bin=$BIN_DIR
+else
+    step "release build"
+    swift build -c release
+    bin=$(swift build -c release --show-bin-path)
+fi
 mkdir -p "$out"
 
 step "start PostgreSQL"
