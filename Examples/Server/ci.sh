@@ -2,7 +2,7 @@
 # What CI runs for the server example: build; test, with the integration suite on a throw-away PostgreSQL (db.sh);
 # serve a release build and load it for about ten seconds, checking that every response names its own request's user;
 # then the notes load against the in-memory store and PostgreSQL (db-load.sh, 20,000 requests), checking every user's
-# notes in the database; then the fault suite on the same release build (faults.sh, about a minute and a half):
+# notes in the database; then the fault suite on the same release build (faults.sh, about 70 s):
 # PostgreSQL's backends ended, killed and restarted under load, SIGTERM with requests hung, hostile input, and 2,000
 # idle connections against the cap. Fails on a warning in this package's own code, a test failure, an error response,
 # a single mismatch, or a fault check. It installs PostgreSQL (and python3, for faults.sh) if it is missing.
