@@ -2,10 +2,13 @@
 # What CI runs for the server example: build; test, with the integration suite on a throw-away PostgreSQL (db.sh);
 # serve a release build and load it for about ten seconds, checking that every response names its own request's user;
 # then the notes load against the in-memory store and PostgreSQL (db-load.sh, 20,000 requests), checking every user's
-# notes in the database. Fails on a warning in this package's own code, a test failure, an error response, or a single
-# mismatch. It installs PostgreSQL if it is missing.
+# notes in the database; then the fault suite on the same release build (faults.sh, about 70 s):
+# PostgreSQL's backends ended, killed and restarted under load, SIGTERM with requests hung, hostile input, and 2,000
+# idle connections against the cap. Fails on a warning in this package's own code, a test failure, an error response,
+# a single mismatch, or a fault check. It installs PostgreSQL (and python3, for faults.sh) if it is missing.
 #
-#     bash Examples/Server/ci.sh          # PORT=18080 by default (and PORT+1 for the notes load); set PORT to change
+#     bash Examples/Server/ci.sh          # PORT=18080 by default (PORT+1 for the notes load, PORT+2 to PORT+6 for
+#                                         # the fault suite); set PORT to change
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./serve.sh
@@ -56,7 +59,10 @@ step "load for ${seconds} s with the isolation check"
 kill "$server" && wait "$server" 2> /dev/null || true
 
 step "notes load, in memory and on PostgreSQL"
-PORT=$((port + 1)) CHECK_REQUESTS=${DB_LOAD_REQUESTS:-20000} bash db-load.sh
+BIN_DIR=$bin PORT=$((port + 1)) CHECK_REQUESTS=${DB_LOAD_REQUESTS:-20000} bash db-load.sh
+
+step "fault suite: backends ended under load, SIGTERM with requests hung, hostile input, idle connections"
+BIN_DIR=$bin PORT=$((port + 2)) bash faults.sh
 
 step "done"
 echo "ci.sh took $((SECONDS - started)) s"

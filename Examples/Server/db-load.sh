@@ -9,8 +9,9 @@
 # It installs PostgreSQL if it is missing (Debian's `postgresql`), starts the throw-away cluster of `db.sh` (and stops
 # it at the end if it was not running before), and serves both runs with the same release build, unpinned.
 #
-# Settings, from the environment: PORT (8090), CHECK_REQUESTS (100000), CONNECTIONS (256). The report is printed at the
-# end and kept in .build/db-load/report.md.
+# Settings, from the environment: PORT (8090), CHECK_REQUESTS (100000), CONNECTIONS (256), and BIN_DIR: the release
+# build's directory, when it is built already, as ci.sh's is (else it runs `swift build -c release`). The report is
+# printed at the end and kept in .build/db-load/report.md.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ./serve.sh
@@ -24,9 +25,13 @@ out=.build/db-load
 step() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - started)); }
 field() { awk -v key="$2:" '$1 == key { print $2 }' "$1"; }
 
-step "release build"
-swift build -c release
-bin=$(swift build -c release --show-bin-path)
+if [[ -n ${BIN_DIR:-} ]]; then
+    bin=$BIN_DIR
+else
+    step "release build"
+    swift build -c release
+    bin=$(swift build -c release --show-bin-path)
+fi
 mkdir -p "$out"
 
 step "start PostgreSQL"
@@ -60,22 +65,7 @@ stop_server
 
 run=$(field "$out/postgres.txt" run)
 step "the database holds exactly the notes each user of run $run wrote, and an audit entry for each"
-bash db.sh psql -tA -F $'\t' -c "SELECT owner, text FROM notes WHERE owner LIKE '$run-%'" \
-    | LC_ALL=C sort > "$out/stored.tsv"
-LC_ALL=C sort "$out/written.tsv" > "$out/written-sorted.tsv"
-if ! cmp -s "$out/stored.tsv" "$out/written-sorted.tsv"; then
-    echo "db-load: the database's notes differ from the notes written:" >&2
-    diff "$out/written-sorted.tsv" "$out/stored.tsv" | head -20 >&2
-    exit 1
-fi
-stored=$(wc -l < "$out/stored.tsv")
-users=$(cut -f1 "$out/stored.tsv" | sort -u | wc -l)
-audited=$(bash db.sh psql -tA -c "SELECT count(*) FROM audit_entries a JOIN notes n
-    ON n.owner = a.owner AND a.action = 'created note ' || n.id WHERE n.owner LIKE '$run-%'")
-if [[ $stored -ne $(field "$out/postgres.txt" written) || $audited -ne $stored ]]; then
-    echo "db-load: $(field "$out/postgres.txt" written) notes written, $stored stored, $audited audited" >&2
-    exit 1
-fi
+check_stored_notes "$run" "$out/written.tsv" "$(field "$out/postgres.txt" written)" "$out" db-load
 echo "$stored notes of $users users, each as written and audited once"
 
 row() {

@@ -19,17 +19,21 @@ public enum NotesApplication {
     ///   - configuration: Where to listen, and the server's other settings.
     ///   - requestDeadline: How long a request may take before it is answered 503 and its work abandoned.
     ///   - limits: The header and idle timeouts of its connections, and the cap on how many it holds at once.
+    ///   - memoryTrimming: When it gives the memory of closed connections back to the operating system.
     /// - Returns: The application, ready to run or to test.
     public static func make(
         configuration: ApplicationConfiguration = .init(),
         requestDeadline: Duration = defaultRequestDeadline,
-        limits: ConnectionLimits = ConnectionLimits()
+        limits: ConnectionLimits = ConnectionLimits(),
+        memoryTrimming: MemoryTrimming = MemoryTrimming()
     ) -> some ApplicationProtocol {
+        let count = ConnectionCount(cap: limits.maximumConnections)
         var application = Application(
             responder: DeadlineResponder(inner: makeRouter().buildResponder(), deadline: requestDeadline),
-            server: server(limits: limits),
+            server: server(limits: limits, count: count),
             configuration: configuration
         )
+        application.addServices(MemoryTrimmer(count: count, trimming: memoryTrimming))
         if let database = InjectedValues[\.database] {
             application.addServices(database.client)
             application.beforeServerStarts { try await database.migrate() }

@@ -8,12 +8,15 @@ import Synchronization
 // With --notes, each connection is a user of its own that writes notes and reads them back, alternately, and checks
 // that every list is exactly what that user wrote so far; at the end it reads every user's notes once more and checks
 // them, count and content. With --notes, a request that gets 503 or no answer is sent again, a post with the same
-// Idempotency-Key, so that the final check still finds every note written exactly once.
+// Idempotency-Key, so that the final check still finds every note written exactly once. It prints the slowest single
+// attempt (one request sent once, to its answer or its failure), so that a script can check that the server answered
+// every request within its deadline, retries or not.
 //
 //     load-check [--host 127.0.0.1] [--port 8080] [--requests 100000 | --seconds 10] [--connections 256]
-//                [--notes [--written FILE] [--retry-for 30]]
+//                [--notes [--written FILE] [--retry-for 30]] [--slowest-limit S]
 //
-// Exits with status 1 if any request failed, answered anything it should not, or showed another request's data.
+// Exits with status 1 if any request failed, answered anything it should not, or showed another request's data, or,
+// with --slowest-limit, if any attempt took longer than that.
 
 /// What to run, from the command line.
 struct Options {
@@ -25,16 +28,20 @@ struct Options {
     var notes = false
     var written: String?
     var retryFor = 30.0
+    var slowestLimit: Double?
 
     static let usage = """
         usage: load-check [--host HOST] [--port PORT] [--requests N | --seconds S] [--connections C]
-          --requests N     send N requests in all (default 100000)
-          --seconds S      send requests for S seconds instead of a fixed number
-          --connections C  keep C requests in flight, over C connections (default 256)
-          --notes          write and read each connection's own user's notes, instead of GET /whoami
-          --written FILE   with --notes, save each note written as a line "user<TAB>text", sorted, to FILE
-          --retry-for S    with --notes, send a request that got 503 or no answer again, for up to S seconds
-                           (default 30; 0 to never retry); a post, with the same Idempotency-Key
+                          [--notes [--written FILE] [--retry-for S]] [--slowest-limit S]
+          --requests N       send N requests in all (default 100000)
+          --seconds S        send requests for S seconds instead of a fixed number
+          --connections C    keep C requests in flight, over C connections (default 256)
+          --notes            write and read each connection's own user's notes, instead of GET /whoami
+          --written FILE     with --notes, save each note written as a line "user<TAB>text", sorted, to FILE
+          --retry-for S      with --notes, send a request that got 503 or no answer again, for up to S seconds
+                             (default 30; 0 to never retry); a post, with the same Idempotency-Key
+          --slowest-limit S  fail if any single attempt, from sending a request to the end of its answer or to
+                             its failure, took longer than S seconds (the slowest is printed either way)
         """
 
     init(arguments: [String]) throws {
@@ -68,6 +75,12 @@ struct Options {
                     throw UsageError("--retry-for must be 0 or more, not \(text)")
                 }
                 retryFor = seconds
+            case "--slowest-limit":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds > 0 else {
+                    throw UsageError("--slowest-limit must be above 0, not \(text)")
+                }
+                slowestLimit = seconds
             case "-h", "--help": throw UsageError(nil)
             default: throw UsageError("unknown argument \(argument)")
             }
@@ -101,20 +114,43 @@ final class Tally: Sendable {
     let retries = Atomic<Int>(0)
     /// Posts answered as replays of an earlier try with the same idempotency key.
     let replayed = Atomic<Int>(0)
+    /// Attempts answered 503.
+    let unavailable = Atomic<Int>(0)
+    /// Attempts that got no answer: a refused or dropped connection, or nothing within the client's timeout.
+    let unanswered = Atomic<Int>(0)
     private let examples = Mutex<[String]>([])
     private let latencies = Mutex<[Duration]>([])
+    private let slowest = Mutex<(duration: Duration, what: String)>((.zero, "none"))
+    /// When the run started, for saying when the slowest attempt was sent.
+    let start = ContinuousClock.now
 
     /// Keeps one connection's request latencies.
     func add(_ durations: [Duration]) {
         latencies.withLock { $0 += durations }
     }
 
+    /// Keeps the time one attempt took, from `sent`, when it sent the request, to now, the end of its answer or its
+    /// failure; `outcome` says which, for the slowest.
+    func attempted(_ request: HTTPClientRequest, sent: ContinuousClock.Instant, outcome: @autoclosure () -> String) {
+        let duration = sent.duration(to: .now)
+        slowest.withLock { slowest in
+            guard duration > slowest.duration else { return }
+            let at = String(format: "%.2f", start.duration(to: sent).milliseconds / 1_000)
+            slowest = (duration, "\(request.method) sent at \(at) s: \(outcome())")
+        }
+    }
+
+    /// The longest any single attempt took, in milliseconds.
+    var slowestAttempt: Double { slowest.withLock { $0.duration }.milliseconds }
+
+    /// The slowest attempt: its method, when it was sent, and its answer or failure.
+    var slowestDescription: String { slowest.withLock { $0.what } }
+
     /// The latency below which `fraction` of the requests finished, in milliseconds.
     func percentile(_ fraction: Double) -> Double {
         let sorted = latencies.withLock { $0 }.sorted()
         guard !sorted.isEmpty else { return 0 }
-        let duration = sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-        return Double(duration.components.seconds) * 1_000 + Double(duration.components.attoseconds) / 1e15
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))].milliseconds
     }
 
     /// Keeps the first few problems, to print at the end.
@@ -202,17 +238,31 @@ func executeRetrying(
     var pause = Duration.milliseconds(50)
     while true {
         let outcome: Result<(HTTPClientResponse, ByteBuffer), any Error>
+        let sent = ContinuousClock.now
         do {
             let response = try await client.execute(request, timeout: .seconds(10))
             outcome = .success((response, try await response.body.collect(upTo: 16 * 1_024 * 1_024)))
         } catch {
             outcome = .failure(error)
         }
-        if case .success(let answer) = outcome, answer.0.status != .serviceUnavailable { return answer }
+        tally.attempted(request, sent: sent, outcome: describe(outcome))
+        switch outcome {
+        case .success(let answer) where answer.0.status != .serviceUnavailable: return answer
+        case .success: tally.unavailable.add(1, ordering: .relaxed)
+        case .failure: tally.unanswered.add(1, ordering: .relaxed)
+        }
         if ContinuousClock.now + pause > giveUp { return try outcome.get() }
         tally.retries.add(1, ordering: .relaxed)
         try await Task.sleep(for: pause)
         pause = min(pause * 2, .seconds(1))
+    }
+}
+
+/// An attempt's answer, as its status and the start of its body, or its failure.
+func describe(_ outcome: Result<(HTTPClientResponse, ByteBuffer), any Error>) -> String {
+    switch outcome {
+    case .success(let (response, body)): "\(response.status.code) \(String(buffer: body).prefix(160))"
+    case .failure(let error): "\(error)"
     }
 }
 
@@ -262,9 +312,17 @@ func runConnection(
         request.headers.add(name: "X-Request-ID", value: requestID)
         do {
             let sent = ContinuousClock.now
-            let response = try await client.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 64 * 1_024)
+            let response: HTTPClientResponse
+            let body: ByteBuffer
+            do {
+                response = try await client.execute(request, timeout: .seconds(30))
+                body = try await response.body.collect(upTo: 64 * 1_024)
+            } catch {
+                tally.attempted(request, sent: sent, outcome: "\(error)")
+                throw error
+            }
             latencies.append(sent.duration(to: .now))
+            tally.attempted(request, sent: sent, outcome: "\(response.status.code)")
             if response.status != .ok {
                 tally.errors.add(1, ordering: .relaxed)
                 tally.note("\(requestID): status \(response.status.code): \(String(buffer: body))")
@@ -363,6 +421,8 @@ enum LoadCheck {
             }
             print("users: \(written.count)")
             print("retries: \(tally.retries.load(ordering: .relaxed))")
+            print("unavailable: \(tally.unavailable.load(ordering: .relaxed))")
+            print("unanswered: \(tally.unanswered.load(ordering: .relaxed))")
             print("replayed: \(tally.replayed.load(ordering: .relaxed))")
             print("written: \(written.values.reduce(0) { $0 + $1.count })")
             print("run: \(run)")
@@ -376,7 +436,7 @@ enum LoadCheck {
         }
         try await client.shutdown()
 
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.milliseconds / 1_000
         let finished = tally.finished.load(ordering: .relaxed)
         let errors = tally.errors.load(ordering: .relaxed)
         let mismatches = tally.mismatches.load(ordering: .relaxed)
@@ -387,6 +447,8 @@ enum LoadCheck {
         print("requests/s: \(Int((Double(finished) / seconds).rounded()))")
         print("p50: \(String(format: "%.2f", tally.percentile(0.5))) ms")
         print("p99: \(String(format: "%.2f", tally.percentile(0.99))) ms")
+        print("slowest: \(String(format: "%.2f", tally.slowestAttempt)) ms")
+        print("slowest attempt: \(tally.slowestDescription)")
         for problem in tally.problems {
             print("  \(problem)")
         }
@@ -394,10 +456,23 @@ enum LoadCheck {
             print("load-check: FAILED")
             exit(1)
         }
+        if let limit = options.slowestLimit, tally.slowestAttempt > limit * 1_000 {
+            print(
+                "load-check: FAILED, an attempt took \(String(format: "%.2f", tally.slowestAttempt)) ms, over \(limit) s"
+            )
+            exit(1)
+        }
         if options.notes {
             print("load-check: OK, every list, and every user's notes at the end, were exactly what that user wrote")
         } else {
             print("load-check: OK, every response named its own request's user and id")
         }
+    }
+}
+
+extension Duration {
+    /// The duration in milliseconds.
+    var milliseconds: Double {
+        Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
     }
 }
