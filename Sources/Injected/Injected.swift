@@ -286,9 +286,12 @@ public nonisolated struct InjectedValues: Sendable {
     /// value type. Reads and writes of `Key.currentValue` made directly are the caller's to synchronize, as for any
     /// global variable.
     ///
-    /// - Parameter key: The key of the dependency.
-    public static subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { InjectedValues.Store.value(for: key) }
+    /// - Parameters:
+    ///   - key: The key of the dependency.
+    ///   - accessor: Where the read is made: Swift passes the name of the accessor that reads it, which a strict test's
+    ///     report names. Leave it out.
+    public static subscript<K: ReadOnlyInjectionKey>(key: K.Type, accessor: String = #function) -> K.Value {
+        get { InjectedValues.Store.value(for: key, through: accessor) }
         // Inlined into the accessor, where the key's type is known, so that the box's type is looked up once, not on
         // every write.
         @inlinable
@@ -359,9 +362,11 @@ public nonisolated struct InjectedValues: Sendable {
     /// It behaves exactly like the static subscript `InjectedValues[Key.self]`: an instance carries no state of its
     /// own.
     ///
-    /// - Parameter key: The key of the dependency.
-    public subscript<K: ReadOnlyInjectionKey>(key: K.Type) -> K.Value {
-        get { Self[key] }
+    /// - Parameters:
+    ///   - key: The key of the dependency.
+    ///   - accessor: The name of the accessor that reads it, which Swift passes. Leave it out.
+    public subscript<K: ReadOnlyInjectionKey>(key: K.Type, accessor: String = #function) -> K.Value {
+        get { Self[key, accessor] }
         nonmutating set { Self[key] = newValue }
     }
 
@@ -1626,16 +1631,16 @@ nonisolated extension InjectedValues {
         // MARK: Reads
 
         /// Reads a key where `place()` says.
-        static func value<K: ReadOnlyInjectionKey>(for key: K.Type) -> K.Value {
+        static func value<K: ReadOnlyInjectionKey>(for key: K.Type, through accessor: String) -> K.Value {
             let thread = ThreadState.current
             let scope = binding.get().scope
-            if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope) }
+            if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope, through: accessor) }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
                 // base: the levels the scope's read walks, so the read is the scope's. Not in a view, whose cell may
                 // have ended, emptied, where the snapshot's frozen frame still holds what the property remembers.
                 guard let cell = scope?.cell, scope!.root != nil, lent.cell === cell, lent.next === scope!.base else {
-                    return value(for: key, on: thread, in: scope)
+                    return value(for: key, on: thread, in: scope, through: accessor)
                 }
             }
             guard let scope else { return globalValue(for: key, on: thread) }
@@ -1643,7 +1648,7 @@ nonisolated extension InjectedValues {
             if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
                 return unbox(box, as: K.Value.self)
             }
-            return read(key, Reader(scope), lent: nil)
+            return read(key, Reader(scope), lent: nil, through: accessor)
         }
 
         /// Reads a key through a property, or in a write through a key path.
@@ -1651,7 +1656,8 @@ nonisolated extension InjectedValues {
         private static func value<K: ReadOnlyInjectionKey>(
             for key: K.Type,
             on thread: ThreadState,
-            in bound: Scope?
+            in bound: Scope?,
+            through accessor: String
         )
             -> K.Value
         {
@@ -1668,18 +1674,26 @@ nonisolated extension InjectedValues {
             if bound == nil, let lent, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
                 return unbox(box, as: K.Value.self)
             }
-            return read(key, Reader(bound), lent: lent)
+            return read(key, Reader(bound), lent: lent, through: accessor)
         }
 
         /// Reads a key through the levels a read walks, then from the root.
         ///
         /// A `.cached` key that nothing overrides gets the value built for the innermost level that overrides one of
         /// its inputs, built now if need be; else the root's.
-        private static func read<K: ReadOnlyInjectionKey>(_ key: K.Type, _ reader: Reader, lent: Snapshot?) -> K.Value {
+        private static func read<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            _ reader: Reader,
+            lent: Snapshot?,
+            through accessor: String
+        ) -> K.Value {
             let id = ObjectIdentifier(key)
             // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs.
             let thread = ThreadState.current
             thread.own.inputs?.append(id)
+            let outerReading = thread.own.reading
+            thread.own.reading = (id, accessor)
+            defer { thread.own.reading = outerReading }
             guard K.lifetime == .cached else {
                 if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
                 let root = reader.root(lent)
@@ -2004,7 +2018,8 @@ nonisolated extension InjectedValues {
                 thread.own.skippedReport = true
                 return thread.evaluate(key)
             }
-            policy.report(missing: key, of: K.Value.self, in: thread.own.context)
+            let accessor = thread.own.reading.flatMap { $0.key == ObjectIdentifier(key) ? $0.accessor : nil }
+            policy.report(missing: key, of: K.Value.self, in: thread.own.context, through: accessor)
             return thread.evaluate(key)
         }
 
@@ -2255,6 +2270,9 @@ nonisolated extension InjectedValues {
             /// Whether the innermost root's build skipped such a report, so that its value, built from a live default
             /// no report named, is not kept.
             var skippedReport = false
+            /// While a read looks past the scopes, its key and the accessor Swift says it was made in, which a report on
+            /// that key names.
+            var reading: (key: ObjectIdentifier, accessor: String)?
         }
 
         /// This thread's record, made on first use and released when the thread exits.
@@ -2463,13 +2481,15 @@ nonisolated extension InjectedValues {
 
         /// Reports, once per key, a read of `key`, whose value is of type `value`, that found neither an override nor
         /// a test value, saying what read it.
-        func report(missing key: Any.Type, of value: Any.Type, in context: Context) {
+        func report(missing key: Any.Type, of value: Any.Type, in context: Context, through accessor: String?) {
             let report = isProcessPolicy ? Store.tests.withLock { $0.strict.last?.report } : strict ? self.report : nil
             guard let report, reported.withLock({ $0.insert(ObjectIdentifier(key)).inserted }) else { return }
             let source: Source =
                 isProcessPolicy
                 ? .escapingWork : context.writing.map(Source.write) ?? (context.inUpdate ? .updateClosure : .test)
-            report(missingTestValueMessage(for: key, of: value, readBy: source))
+            report(
+                missingTestValueMessage(for: key, of: value, readBy: source, through: accessor.flatMap(accessorName))
+            )
         }
 
         /// What read a key that a report is about.
@@ -2486,24 +2506,27 @@ nonisolated extension InjectedValues {
     static func missingTestValueMessage(
         for key: Any.Type,
         of value: Any.Type,
-        readBy source: TestPolicy.Source
+        readBy source: TestPolicy.Source,
+        through accessor: String? = nil
     ) -> String {
         let testValue = "extension \(key): TestValueKey { static var testValue: \(value) { … } }"
+        let (read, name) = accessor.map { ("\(key) through its accessor \($0)", $0) } ?? ("\(key)", "accessor")
         switch source {
         case .test:
+            let override = accessor.map { "override \($0)" } ?? "override the accessor that reads it"
             return """
-                InjectedValues: the test read \(key), which nothing overrides and which has no test value, so it used \
-                the live default. To fix it, override the accessor that reads it, in the test's update closure \
-                (.injectedValues { $0.accessor = mock }) or with .injecting(\\.accessor, mock), where mock is a \
+                InjectedValues: the test read \(read), which nothing overrides and which has no test value, so it \
+                used the live default. To fix it, \(override), in the test's update closure \
+                (.injectedValues { $0.\(name) = mock }) or with .injecting(\\.\(name), mock), where mock is a \
                 \(value) for tests, or give the key a value for every test: \(testValue).
                 """
         case .updateClosure:
             return """
-                InjectedValues: the test's update closure read \(key), which nothing overrides and which has no test \
+                InjectedValues: the test's update closure read \(read), which nothing overrides and which has no test \
                 value, so it used the live default. Writing part of a dependency, as $0.client.fetch = … does, reads \
                 the whole dependency first. To fix it, set the whole dependency in the update closure, as \
-                $0.client = mock, where mock is a \(value) for tests, or give the key a value for every test: \
-                \(testValue).
+                $0.\(accessor ?? "client") = mock, where mock is a \(value) for tests, or give the key a value for \
+                every test: \(testValue).
                 """
         case .write(let path):
             // Where Swift cannot name the accessor, as on Linux, the key path describes it by an address.
@@ -2525,6 +2548,15 @@ nonisolated extension InjectedValues {
                 scope.run { … } where it runs.
                 """
         }
+    }
+
+    /// The name of the accessor a read was made in, from Swift's `#function` there: a property's name, or `nil` where
+    /// it names a function or a subscript, as it does for a read made straight in a test.
+    static func accessorName(_ name: String) -> String? {
+        guard let first = name.first, first == "_" || first.isLetter,
+            name.allSatisfy({ $0 == "_" || $0.isLetter || $0.isNumber })
+        else { return nil }
+        return name
     }
 
     /// What is printed when a write through an object has nowhere to go.

@@ -112,7 +112,11 @@ final class StrictInjectedTestCaseTests: InjectedTestCase {
     func testReadingAKeyWithoutTestValueFailsTheTest() {
         XCTAssertEqual(InjectedValues[\.liveOnly], "live only")
         XCTAssertEqual(reports.messages.count, 1)
-        XCTAssertTrue(reports.messages.first?.contains("the test read LiveOnlyKey, which nothing overrides") == true)
+        XCTAssertTrue(
+            reports.messages.first?.contains(
+                "the test read LiveOnlyKey through its accessor liveOnly, which nothing overrides"
+            ) == true
+        )
     }
 
     func testAThreadReadingAKeyWithoutTestValueFailsTheTest() {

@@ -32,7 +32,9 @@ struct TestValueTests {
                 #expect(InjectedValues[\.liveOnly] == "live only")
             } matching: { issue in
                 issue.comments.contains { comment in
-                    comment.rawValue.contains("the test read LiveOnlyKey, which nothing overrides")
+                    comment.rawValue.contains(
+                        "the test read LiveOnlyKey through its accessor liveOnly, which nothing overrides"
+                    )
                         && comment.rawValue.contains("extension LiveOnlyKey: TestValueKey")
                 }
             }
