@@ -9,8 +9,9 @@
 #             entry; no single attempt may take longer than the request deadline (5 s) and 1 s; and then the pool must
 #             be back: 2,000 requests without retries, all answered 2xx, in at most 10 s.
 #   sigterm   8 requests (4 posts, 4 lists) hung on a lock that psql holds on the notes table; SIGTERM must end the
-#             server within its bound of 10 s (and 0.5 s for the process to go): under a 60 s request deadline, so that
-#             the requests outlast the graceful shutdown, and under the default of 5 s, where each must be answered 503.
+#             server within its bound of 10 s (and 0.5 s for the process to go), and each request must be answered 503:
+#             under a 60 s request deadline, which outlasts the graceful shutdown, by the shutdown 7 s after the
+#             signal, and under the default of 5 s, at its deadline.
 #   input     hostile input over loopback, on the in-memory store: two X-User headers and a name not in UTF-8 (400),
 #             a body over 64 KiB (413), a text/plain body (415), HEAD /notes (200, no body), a 401 with its
 #             X-Request-ID, a half-sent head (closed within NOTES_HEADER_TIMEOUT=1 and 0.5 s, unanswered) and an idle
@@ -378,8 +379,9 @@ sigterm_with_hung_requests() {
 }
 
 if wants sigterm; then
-    # The hung requests outlast the graceful shutdown's 8 s, and the bound ends the process.
-    sigterm_with_hung_requests $((port + 1)) 60
+    # The hung requests outlast the graceful shutdown's first 7 s: they are answered 503 then, before the group cancels
+    # the server at 8 s, and the process ends within its bound.
+    sigterm_with_hung_requests $((port + 1)) 60 "8 × 503"
     # The hung requests are answered 503 at their deadline, and the server ends once they are.
     sigterm_with_hung_requests $((port + 4)) "$deadline" "8 × 503"
 fi

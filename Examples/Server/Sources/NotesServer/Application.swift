@@ -20,16 +20,22 @@ public enum NotesApplication {
     ///   - requestDeadline: How long a request may take before it is answered 503 and its work abandoned.
     ///   - limits: The header and idle timeouts of its connections, and the cap on how many it holds at once.
     ///   - memoryTrimming: When it gives the memory of closed connections back to the operating system.
+    ///   - inFlight: The requests in flight, which ``ShutdownBound`` answers when the server shuts down.
     /// - Returns: The application, ready to run or to test.
     public static func make(
         configuration: ApplicationConfiguration = .init(),
         requestDeadline: Duration = defaultRequestDeadline,
         limits: ConnectionLimits = ConnectionLimits(),
-        memoryTrimming: MemoryTrimming = MemoryTrimming()
+        memoryTrimming: MemoryTrimming = MemoryTrimming(),
+        inFlight: InFlightRequests = InFlightRequests()
     ) -> some ApplicationProtocol {
         let count = ConnectionCount(cap: limits.maximumConnections)
         var application = Application(
-            responder: DeadlineResponder(inner: makeRouter().buildResponder(), deadline: requestDeadline),
+            responder: DeadlineResponder(
+                inner: makeRouter().buildResponder(),
+                deadline: requestDeadline,
+                inFlight: inFlight
+            ),
             server: server(limits: limits, count: count),
             configuration: configuration
         )

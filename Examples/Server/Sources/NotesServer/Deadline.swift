@@ -22,6 +22,8 @@ struct DeadlineResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
 
     let inner: Inner
     let deadline: Duration
+    /// The requests in flight, which a shutdown answers before the server closes their connections.
+    let inFlight: InFlightRequests
 
     func respond(to request: Request, context: Context) async throws -> Response {
         if request.uri.path.hasPrefix("/bench/") { return try await inner.respond(to: request, context: context) }
@@ -39,6 +41,14 @@ struct DeadlineResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
         }
 
         let watch = RequestWatch()
+        guard inFlight.enter(watch) else {
+            return try HTTPError(
+                .serviceUnavailable,
+                headers: [.requestID: id, .connection: "close"],
+                message: "The server is shutting down and did not start the request: nothing was saved. Try again."
+            ).response(from: request, context: context)
+        }
+        defer { inFlight.leave(watch) }
         let work = withInjectedValues {
             $0.requestWatch = watch
         } operation: {
@@ -53,20 +63,31 @@ struct DeadlineResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
         switch outcome {
         case .finished(let result):
             return try result.get()
-        case .expired(let phase):
+        case .expired(let phase, let stopping):
             work.cancel()
             return try HTTPError(
                 .serviceUnavailable,
-                headers: [.requestID: id],
-                message: Self.message(after: deadline, method: request.method, phase: phase)
+                headers: stopping ? [.requestID: id, .connection: "close"] : [.requestID: id],
+                message: Self.message(after: deadline, method: request.method, phase: phase, stopping: stopping)
             ).response(from: request, context: context)
         }
     }
 
-    /// What a 503 for a request past its deadline says; for a write, whether it was saved, as far as is known.
-    static func message(after deadline: Duration, method: HTTPRequest.Method, phase: RequestWatch.Phase) -> String {
-        let late = "The request did not finish within \(deadline.formattedSeconds) and was abandoned"
-        if [.get, .head].contains(method) { return "\(late); the database did not answer in time. Try again shortly." }
+    /// What a 503 for a request past its deadline, or abandoned by a shutdown (`stopping`), says; for a write,
+    /// whether it was saved, as far as is known.
+    static func message(
+        after deadline: Duration,
+        method: HTTPRequest.Method,
+        phase: RequestWatch.Phase,
+        stopping: Bool = false
+    ) -> String {
+        let late =
+            stopping
+            ? "The server is shutting down and abandoned the request before it finished"
+            : "The request did not finish within \(deadline.formattedSeconds) and was abandoned"
+        if [.get, .head].contains(method) {
+            return "\(late)\(stopping ? "" : "; the database did not answer in time"). Try again shortly."
+        }
         switch phase {
         case .beforeCommit:
             return "\(late) before its transaction committed: nothing was saved. Try again shortly."
@@ -124,10 +145,10 @@ public final class RequestWatch: Sendable {
         case committing
     }
 
-    /// How a request ended: its work finished, or its deadline passed first.
+    /// How a request ended: its work finished, or its deadline passed first, or the server's shutdown (`stopping`).
     enum Outcome {
         case finished(Result<Response, any Error>)
-        case expired(Phase)
+        case expired(Phase, stopping: Bool)
     }
 
     private struct State {
@@ -176,8 +197,9 @@ public final class RequestWatch: Sendable {
         continuation?.resume(returning: outcome)
     }
 
-    /// Ends the request's wait: marks the watch expired, closes the connections its work holds, and answers.
-    func expire() {
+    /// Ends the request's wait: marks the watch expired, closes the connections its work holds, and answers; at its
+    /// deadline, or, `stopping`, when the server shuts down.
+    func expire(stopping: Bool = false) {
         let (phase, connections) = state.withLock { state -> (Phase, [PostgresConnection]) in
             guard state.outcome == nil else { return (state.phase, []) }
             state.expired = true
@@ -185,7 +207,7 @@ public final class RequestWatch: Sendable {
             return (state.phase, Array(state.connections.values))
         }
         for connection in connections { connection.close().whenComplete { _ in } }
-        finish(.expired(phase))
+        finish(.expired(phase, stopping: stopping))
     }
 
     /// Records that `connection` serves the request, so that it is closed if the request is abandoned.
@@ -223,6 +245,46 @@ public final class RequestWatch: Sendable {
     }
 }
 
+/// The requests in flight, so that a shutdown can answer those still running before the server closes their
+/// connections.
+///
+/// A request whose deadline is longer than the shutdown lets it run (`NOTES_REQUEST_DEADLINE=60`) would otherwise
+/// lose its connection unanswered when the process ends. ``ShutdownBound`` calls ``abandonAll()`` shortly before the
+/// service group cancels the server: every request still running is answered 503, saying so, and its work abandoned
+/// as at its deadline; a request that comes after is answered 503 without starting.
+public final class InFlightRequests: Sendable {
+    private let state = Mutex((watches: [ObjectIdentifier: RequestWatch](), stopping: false))
+
+    /// Makes an empty set.
+    public init() {}
+
+    /// Counts a request in: `false` once the server is shutting down.
+    func enter(_ watch: RequestWatch) -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.watches[ObjectIdentifier(watch)] = watch
+            return true
+        }
+    }
+
+    /// Counts a request out.
+    func leave(_ watch: RequestWatch) {
+        _ = state.withLock { $0.watches.removeValue(forKey: ObjectIdentifier(watch)) }
+    }
+
+    /// The number of requests in flight.
+    public var count: Int { state.withLock { $0.watches.count } }
+
+    /// Answers every request in flight 503, as abandoned by the shutdown, and every request after it without starting.
+    public func abandonAll() {
+        let watches = state.withLock { state in
+            state.stopping = true
+            return Array(state.watches.values)
+        }
+        for watch in watches { watch.expire(stopping: true) }
+    }
+}
+
 /// The request was abandoned at its deadline, before its work used the database.
 public struct RequestAbandoned: Error, CustomStringConvertible {
     /// The message.
@@ -230,9 +292,11 @@ public struct RequestAbandoned: Error, CustomStringConvertible {
 }
 
 extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+
     /// The duration in seconds, as "5 s" or "0.5 s".
     var formattedSeconds: String {
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
-        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+        inSeconds == inSeconds.rounded() ? "\(Int(inSeconds)) s" : "\(inSeconds) s"
     }
 }

@@ -113,21 +113,27 @@ if let url = options.databaseURL {
     }
 }
 ServerServices.startUp()
+let inFlight = InFlightRequests()
 let app = NotesApplication.make(
     configuration: .init(address: .hostname(options.hostname, port: options.port), serverName: "notes-server"),
     requestDeadline: options.requestDeadline,
-    limits: options.limits
+    limits: options.limits,
+    inFlight: inFlight
 )
 // SIGTERM or SIGINT stops the server gracefully: it takes no new connections and lets the requests in flight finish,
 // for at most 8 s; then the service group cancels them, so that a client that never finishes cannot keep the
-// process alive. Every request is answered within its deadline; work that ignores its cancellation (a query hung on a
-// dropped connection) cannot hold the process either: 10 s after the signal, `ShutdownBound` ends it, with status 1.
-// The bound service comes last, since the group signals its services last to first.
+// process alive. Every request is answered within its deadline, and one still running 7 s after the signal (its
+// deadline set longer) is answered 503 then, before its connection closes; work that ignores its cancellation (a
+// query hung on a dropped connection) cannot hold the process either: 10 s after the signal, `ShutdownBound` ends
+// it, with status 1. The bound service comes last, since the group signals its services last to first.
 let logger = Logger(label: "notes-server")
 var services = ServiceGroupConfiguration(
     services: [
         .init(service: app),
-        .init(service: ShutdownBound(bound: .seconds(10), logger: logger), successTerminationBehavior: .ignore),
+        .init(
+            service: ShutdownBound(bound: .seconds(10), inFlight: (inFlight, .seconds(7)), logger: logger),
+            successTerminationBehavior: .ignore
+        ),
     ],
     gracefulShutdownSignals: [.sigterm, .sigint],
     logger: logger

@@ -73,7 +73,7 @@ struct DeadlineTests {
             return Response(status: .ok)
         }
         defer { never.cancel() }
-        guard case .expired(let phase) = await watch.race(never, within: .milliseconds(50)) else {
+        guard case .expired(let phase, stopping: false) = await watch.race(never, within: .milliseconds(50)) else {
             Issue.record("the watch did not expire")
             return
         }
@@ -91,6 +91,70 @@ struct DeadlineTests {
     @Test(arguments: [("5", Duration.seconds(5)), ("0.5", .milliseconds(500)), ("0", nil), ("soon", nil)])
     func theDeadlineIsReadFromTheEnvironmentInSeconds(text: String, deadline: Duration?) {
         #expect(NotesApplication.requestDeadline(seconds: text) == deadline)
+    }
+
+    @Test func aRequestStillRunningWhenTheServerShutsDownIsAnswered503SayingSo() async throws {
+        let store = StuckNotesStore()
+        defer { store.releaseAll() }
+        let inFlight = InFlightRequests()
+        try await withInjectedValues {
+            $0.notesStore = store
+        } operation: {
+            try await NotesApplication.make(requestDeadline: .seconds(60), inFlight: inFlight).test(.router) { client in
+                let started = ContinuousClock.now
+                async let cutOff = client.execute(
+                    uri: "/notes",
+                    method: .post,
+                    headers: [.user: "alice", .contentType: "application/json", .requestID: "cut-off"],
+                    body: ByteBuffer(string: #"{"text": "Cut off"}"#)
+                )
+                for _ in 0..<500 where inFlight.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                inFlight.abandonAll()
+                let response = try await cutOff
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.requestID] == "cut-off")
+                let message = try errorMessage(of: response)
+                #expect(message.contains("The server is shutting down and abandoned the request"), "\(message)")
+                #expect(message.contains("the outcome is unknown"), "\(message)")
+                #expect(ContinuousClock.now - started < .seconds(10), "answered at the shutdown, not the deadline")
+
+                let later = try await client.execute(uri: "/notes", method: .get, headers: [.user: "alice"])
+                #expect(later.status == .serviceUnavailable)
+                #expect(try errorMessage(of: later).contains("did not start the request"))
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aGracefulShutdownAnswersTheRequestsInFlightBeforeItsBound() async {
+        await #expect(processExitsWith: .exitCode(5)) {
+            let requests = InFlightRequests()
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: NeverEndingService()),
+                        .init(
+                            service: ShutdownBound(
+                                bound: .seconds(5),
+                                exitCode: 3,
+                                inFlight: (requests, .milliseconds(200)),
+                                logger: Logger(label: "t")
+                            ),
+                            successTerminationBehavior: .ignore
+                        ),
+                    ],
+                    logger: Logger(label: "test")
+                )
+            )
+            Task {
+                await group.triggerGracefulShutdown()
+                try await Task.sleep(for: .seconds(1))
+                // Past the 200 ms, before the bound: the shutdown has answered what ran, and refuses what comes.
+                exit(requests.enter(RequestWatch()) ? 4 : 5)
+            }
+            try? await group.run()
+            exit(0)
+        }
     }
 
     @Test(.timeLimit(.minutes(1)))
