@@ -2006,15 +2006,20 @@ nonisolated extension InjectedValues {
         /// A strict test reports, once per key, a key that has none.
         private static func defaultValue<K: ReadOnlyInjectionKey>(for key: K.Type, in root: Root) -> K.Value {
             let thread = ThreadState.current
-            guard let policy = root.policy(for: key) else { return thread.evaluate(key) }
+            // A root's build for a scope's read, of a key that scope overrides: the scope gets a value of its own, but
+            // the root's is built from the live default, which an app hears of, and a test does not report.
+            let scopeOverrides = thread.own.trigger.map {
+                $0.reader.box(for: ObjectIdentifier(key), lent: $0.lent) != nil
+            }
+            guard let policy = root.policy(for: key) else {
+                if scopeOverrides == true { warn(firstBuildMessage(of: thread.own.stack.first ?? key, reading: key)) }
+                return thread.evaluate(key)
+            }
             if let testKey = key as? any TestValueKey.Type {
                 func testValue<T: TestValueKey>(_ key: T.Type) -> Any { thread.evaluating(key) { T.testValue } }
                 return testValue(testKey) as! K.Value
             }
-            // A root's build for a scope's read, of a key that scope overrides: the scope gets a value of its own.
-            if let trigger = thread.own.trigger,
-                trigger.reader.box(for: ObjectIdentifier(key), lent: trigger.lent) != nil
-            {
+            if scopeOverrides == true {
                 thread.own.skippedReport = true
                 return thread.evaluate(key)
             }
@@ -2557,6 +2562,17 @@ nonisolated extension InjectedValues {
             name.allSatisfy({ $0 == "_" || $0.isLetter || $0.isNumber })
         else { return nil }
         return name
+    }
+
+    /// What is printed when the store builds its own value of `built` from the live default of `input`, which the scope
+    /// whose read it is built for overrides.
+    static func firstBuildMessage(of built: Any.Type, reading input: Any.Type) -> String {
+        """
+        InjectedValues: the store built its own \(built) from the live default of \(input), for a read in a scope \
+        that overrides \(input), because it learns what a default reads from its first build. That scope gets a \
+        value built from its own \(input). If building from the live value has effects (files, network), override \
+        \(built) in that scope too, or make its initializer touch nothing until it is used.
+        """
     }
 
     /// What is printed when a write through an object has nowhere to go.

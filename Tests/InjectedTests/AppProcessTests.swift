@@ -15,6 +15,39 @@ struct AppProcessTests {
             guard reads == ["hello", "hello", "hello"] else { fatalError("read \(reads)") }
         }
     }
+
+    @Test("a derived default first read in a scope that overrides its input warns, once, that it was built live")
+    func firstBuildFromTheLiveInputWarns() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            InjectedValues.Store.tests.withLock { $0.process = nil }
+            let inPreview = withInjectedValues {
+                $0.appFolder = "/sandbox"
+            } operation: {
+                InjectedValues[\.appFolderStore]
+            }
+            let inAnother = withInjectedValues {
+                $0.appFolder = "/other"
+            } operation: {
+                InjectedValues[\.appFolderStore]
+            }
+            guard inPreview == "/sandbox/store", inAnother == "/other/store" else {
+                fatalError("read \(inPreview), then \(inAnother)")
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let warning = "the store built its own AppFolderStoreKey from the live default of AppFolderKey"
+        #expect(output.contains(warning), "\(output)")
+        #expect(output.components(separatedBy: warning).count == 2, "warned more than once: \(output)")
+    }
+}
+
+private enum AppFolderKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "/live" }
+}
+
+/// A store kept in the folder: a `.cached` default derived from another key.
+private enum AppFolderStoreKey: ReadOnlyInjectionKey {
+    static var currentValue: String { InjectedValues[\.appFolder] + "/store" }
 }
 
 private enum AppLaunchSettingKey: ReadOnlyInjectionKey {
@@ -33,4 +66,11 @@ extension InjectedValues {
     }
 
     fileprivate var appUncachedGreeting: String { Self[AppUncachedGreetingKey.self] }
+
+    fileprivate var appFolder: String {
+        get { Self[AppFolderKey.self] }
+        set { Self[AppFolderKey.self] = newValue }
+    }
+
+    fileprivate var appFolderStore: String { Self[AppFolderStoreKey.self] }
 }
