@@ -34,7 +34,7 @@ struct MemoryTrimmingTests {
             #expect(trims.value == 0, "trimmed while the connections were held")
             let exchanges = await crowd
             #expect(exchanges.allSatisfy { $0.status == 200 && !$0.closedByServer })
-            try await Task.sleep(for: .milliseconds(600))
+            try await waitForATrim(trims)
             #expect(trims.value == 1, "\(trims.value) trims after the connections closed")
         }
     }
@@ -44,17 +44,18 @@ struct MemoryTrimmingTests {
         let trimming = MemoryTrimming(interval: .milliseconds(100), threshold: 20) { trims.add() }
         try await withTrimmingServer(trimming) { port in
             let request = Array("GET /whoami HTTP/1.1\r\nHost: localhost\r\nX-User: carol\r\n\r\n".utf8)
-            // 24 connections at once: 12 closed by their client after 1 s, the other 12 after 2.5 s.
+            // 24 connections at once: 12 closed by their client after 2 s, the other 12 after 5 s, far enough apart that
+            // all 24 are open at once on a busy machine too.
             async let waves = withTaskGroup(of: Void.self) { group in
                 for index in 0..<24 {
-                    let wait = Duration.milliseconds(index < 12 ? 1_000 : 2_500)
+                    let wait = Duration.milliseconds(index < 12 ? 2_000 : 5_000)
                     group.addTask { _ = await RawHTTPClient.exchange(port: port, writing: request, wait: wait) }
                 }
             }
-            try await Task.sleep(for: .milliseconds(1_800))
+            try await Task.sleep(for: .milliseconds(3_500))
             #expect(trims.value == 0, "trimmed after a first wave of 12, under the threshold of 20")
             await waves
-            try await Task.sleep(for: .milliseconds(600))
+            try await waitForATrim(trims)
             #expect(trims.value == 1, "\(trims.value) trims after both waves, 24 in all")
         }
     }
@@ -74,6 +75,13 @@ struct MemoryTrimmingTests {
             #expect(trims.value == 0, "\(trims.value) trims for steady traffic")
         }
     }
+}
+
+/// Waits until `trims` counts a trim, for up to 5 s, as the server notices closed connections on its own time; then
+/// 300 ms more, so that a second trim would show.
+private func waitForATrim(_ trims: Counter) async throws {
+    for _ in 0..<50 where trims.value == 0 { try await Task.sleep(for: .milliseconds(100)) }
+    try await Task.sleep(for: .milliseconds(300))
 }
 
 /// Counts calls from any thread.
