@@ -497,7 +497,9 @@ public struct Injected<Value> {
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            InjectedValues.Store.lending(snapshot) { InjectedValues[writable] = newValue }
+            InjectedValues.Store.lending(InjectedValues.Store.lentForWrite(snapshot)) {
+                InjectedValues[writable] = newValue
+            }
         }
     }
 
@@ -1111,27 +1113,40 @@ nonisolated extension InjectedValues {
         /// Overrides a key, and drops what was built from it; returns what both held, to release after unlocking.
         mutating func set(_ id: ObjectIdentifier, _ box: AnyBox) -> (AnyBox?, [Built]) {
             version &+= 1
-            return (frame.set(id, box), derived.map { Built.drop(builtFrom: id, in: &$0.built) } ?? [])
+            return (frame.set(id, box), derived?.drop(builtFrom: id) ?? [])
         }
-    }
-
-    /// Where a cell keeps a value built for its scope: the key's, and for a scope that had ended, the version of the
-    /// frame an object remembers, since objects made at different times remember different frames.
-    struct BuiltKey: Hashable {
-        let id: ObjectIdentifier
-        let version: UInt?
-
-        init(_ id: ObjectIdentifier, _ version: UInt?) { (self.id, self.version) = (id, version) }
     }
 
     /// What a cell keeps for derived defaults, guarded by the cell's lock.
     final class Derived {
-        /// The `.cached` values built for the scope because it overrides one of their inputs, with those inputs; once
-        /// it has ended, those built from a frame that objects remember, as long as they remember the cell.
-        var built: [BuiltKey: Built] = [:]
-        var building: [BuiltKey: BuildTicket] = [:]
+        /// The `.cached` values built for reads whose innermost level that overrides one of their inputs is this cell's.
+        ///
+        /// Each has what its read saw; the newest few a key are kept, since reads through objects made at different
+        /// times, or made elsewhere, see different inputs. Once the scope has ended, those built for objects' reads.
+        var built: [ObjectIdentifier: [Built]] = [:]
+        var building: [ObjectIdentifier: BuildTicket] = [:]
         /// For a fresh scope's own cell, its root, whose builds read the cell, until the scope ends.
         var owns: Root?
+
+        /// Keeps a value in place of one built for a read that saw the same, beside the others of its key, dropping
+        /// the oldest beyond eight; returns what it dropped, to release after unlocking.
+        func keep(_ value: Built, for id: ObjectIdentifier) -> [Built] {
+            let old = built[id, default: []]
+            let values = old.filter { !$0.sawTheSame(as: value) } + [value]
+            built[id] = Array(values.suffix(8))
+            return old.filter { $0.sawTheSame(as: value) } + values.dropLast(8)
+        }
+
+        /// Removes the values built from `id`, and returns them.
+        func drop(builtFrom id: ObjectIdentifier) -> [Built] {
+            let stale = built.values.joined().filter { $0.inputs.contains(id) }
+            if stale.isEmpty { return [] }
+            built = built.compactMapValues { values in
+                let kept = values.filter { !$0.inputs.contains(id) }
+                return kept.isEmpty ? nil : kept
+            }
+            return stale
+        }
     }
 
     /// A `.cached` value and the keys its build read, its own reads and those of the cached values it read.
@@ -1141,15 +1156,21 @@ nonisolated extension InjectedValues {
         /// For a value kept in a cell, its root's count of writes when its build began: a write to an input since, in
         /// the root, makes it stale.
         var rootWrites: UInt = 0
-        /// For a value kept in a cell, the override each input had, among the levels it was read through, when the
-        /// value was kept (`nil` for none): a write to an input in a level below the cell changes it, and makes the
-        /// value stale.
-        var seen: [ObjectIdentifier?] = []
+        /// For a value kept in a cell, what the read it was built for saw, which a read it serves must see too.
+        ///
+        /// The override of each input in the levels it walked (`nil` for none), held so that their identities stay
+        /// theirs, and the root it ended at. Which cell keeps the value decides only how long it lives.
+        var levels: [AnyBox?] = []
+        weak var root: Root?
 
-        /// Removes every value, and returns them.
-        static func drop<Key>(every built: inout [Key: Built]) -> [Built] {
-            defer { built = [:] }
-            return Array(built.values)
+        /// Whether `other` was built for a read that saw what this one's did.
+        func sawTheSame(as other: Built) -> Bool { sawTheSame(other.inputs, other.levels, at: other.root) }
+
+        /// Whether this value's read saw `levels` for `inputs`, ending at `root`; or at a root that has ended since,
+        /// where the levels override every input, so that the root it read nothing from does not matter.
+        func sawTheSame(_ inputs: [ObjectIdentifier], _ levels: [AnyBox?], at root: Root?) -> Bool {
+            (self.root === root || self.root == nil && !levels.contains { $0 == nil }) && self.inputs == inputs
+                && zip(self.levels, levels).allSatisfy { $0 === $1 }
         }
 
         /// Removes the values built from `id`, and returns them.
@@ -1234,7 +1255,8 @@ nonisolated extension InjectedValues {
     /// share.
     ///
     /// A level holds a cell, and the frame the cell had when the level was made, which reads use once the scope has
-    /// ended; a dead level holds the merged frames of scopes that had ended.
+    /// ended; a dead level holds the merged frames of scopes that had ended, and the innermost of their cells, only to
+    /// keep what is built for it.
     @usableFromInline
     final class Snapshot: Sendable {
         let cell: Cell?
@@ -1293,7 +1315,8 @@ nonisolated extension InjectedValues {
         /// The innermost cell whose scope still runs, where a write through the snapshot goes.
         var liveCell: Cell? { levels.lazy.compactMap(\.cell).first { cell in cell.withLock { !$0.ended } } }
 
-        func has(_ cell: Cell) -> Bool { levels.contains { $0.cell === cell } }
+        /// Whether a live level of this snapshot shows `cell`.
+        func has(_ cell: Cell) -> Bool { levels.contains { $0.version != nil && $0.cell === cell } }
 
         /// What a read from `reader`, through `lent`, walks, as a snapshot: live levels frozen now, dead ones merged,
         /// empty ones dropped, and a clean tail shared; `nil` when that is the global store alone.
@@ -1313,10 +1336,11 @@ nonisolated extension InjectedValues {
                 let (live, version) = cell?.withLock { ($0.ended ? nil : $0.frame, $0.version) } ?? (nil, 0)
                 if let live {
                     levels.append((cell, live, version))
-                } else if let last = levels.last, last.cell == nil {
+                } else if let last = levels.last, last.version == nil {
                     levels[levels.count - 1].frame = frozen.under(last.frame)
                 } else if !frozen.isEmpty {
-                    levels.append((nil, frozen, nil))
+                    // A dead level keeps the innermost ended cell it merges, where what is built for it is kept.
+                    levels.append((cell, frozen, nil))
                 }
                 return false
             }
@@ -1357,7 +1381,7 @@ nonisolated extension InjectedValues {
                 if visit(cell, Frame(), nil) { return }
             }
             var node = base
-            while let level = node, !(level.cell.map { lent?.has($0) == true } ?? false) {
+            while let level = node, !(level.version != nil && level.cell.map { lent?.has($0) == true } ?? false) {
                 if visit(level.cell, level.frozen, level.version) { return }
                 node = level.next
             }
@@ -1424,6 +1448,7 @@ nonisolated extension InjectedValues {
             let dropped = lock.withLock { state -> [AnyBox]? in
                 if state.hasEnded { return nil }
                 defer { (state.overrides, state.cache, state.building) = (Frame(), [:], [:]) }
+                (state.writes, state.cleared) = (state.writes &+ 1, state.writes &+ 1)
                 lock.broadcast()
                 return state.overrides.boxes + state.cache.values.map(\.box) + state.dropViews()
             }
@@ -1441,6 +1466,8 @@ nonisolated extension InjectedValues {
         /// Counts the writes, and says which key each last wrote, so that a build can tell whether an input changed.
         var writes: UInt = 0
         var written: [ObjectIdentifier: UInt] = [:]
+        /// The count of writes at the last reset, which makes every value whose build began before it stale.
+        var cleared: UInt = 0
         /// A fresh scope's own cell, whose overrides its builds read, and the frame it had when that scope ended.
         var owner: Cell?
         var ownerFrame = Frame()
@@ -1451,6 +1478,15 @@ nonisolated extension InjectedValues {
         ///
         /// The scope's end takes the root's lock too, so the answer holds while the lock is held.
         var hasEnded: Bool { owner?.withLock { $0.ended } == true }
+
+        /// Whether no write to the root since `built`'s build began, nor a reset, has changed an input it read there:
+        /// one that no level overrode for it.
+        func isFresh(_ built: Built) -> Bool {
+            !built.inputs.indices.contains { index in
+                (built.levels.isEmpty || built.levels[index] == nil)
+                    && (built.rootWrites < cleared || written[built.inputs[index], default: 0] > built.rootWrites)
+            }
+        }
 
         /// Records a write of `id`, and drops the values built from it; returns them, to release after unlocking.
         mutating func wrote(_ id: ObjectIdentifier) -> [Built] {
@@ -1612,6 +1648,16 @@ nonisolated extension InjectedValues {
             if policy.strict { tests.withLock { _ = $0.strict.remove(at: $0.strict.lastIndex { $0 === policy }!) } }
         }
 
+        /// What a write through a property lends: its snapshot; or, outside every scope once every scope it remembers
+        /// has ended, a level of its root alone, where the write goes, so that the read half of a write through a
+        /// nested path (`model.config.timeout = 10`) reads the value it changes there, not the ended scope's.
+        static func lentForWrite(_ snapshot: Snapshot) -> Snapshot {
+            guard binding.get().scope == nil, snapshot.liveCell == nil, let root = snapshot.endsAt else {
+                return snapshot
+            }
+            return Snapshot(nil, Frame(), nil, next: nil, root: root, world: snapshot.world)
+        }
+
         /// Runs `body` with `snapshot` lent to the reads and the write it makes: a property's access.
         @inline(__always)
         static func lending<T>(_ snapshot: Snapshot, _ body: () throws -> T) rethrows -> T {
@@ -1694,80 +1740,48 @@ nonisolated extension InjectedValues {
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
             defer { thread.own.reading = outerReading }
+            if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
+            let root = reader.root(lent)
             guard K.lifetime == .cached else {
-                if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
-                let root = reader.root(lent)
                 return root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
             }
-            var (found, built, at): (AnyBox?, Built?, Cell?) = (nil, nil, nil)
-            reader.walk(lent) { cell, frozen, version in
-                let state = cell?.withLock { state in
-                    (
-                        state.ended, state.frame[id],
-                        state.ended && version == nil
-                            ? nil : state.derived?.built[BuiltKey(id, state.ended ? version : nil)]
-                    )
-                }
-                found = state.map { $0.0 ? frozen[id] : $0.1 } ?? frozen[id]
-                if found == nil, let made = state?.2 { (built, at) = (made, cell) }
-                return found != nil || built != nil
-            }
-            if let found { return unbox(found, as: K.Value.self) }
-            let root = reader.root(lent)
-            // A value kept in a cell is stale once its root has had a write to one of its inputs, or a level below the
-            // cell has another override of one: built again.
-            if let stale = built,
-                !stale.seen.isEmpty
-                    && stale.seen != stale.inputs.map({ reader.box(for: $0, lent: lent).map(ObjectIdentifier.init) })
-                    || root.lock.withLock({ state in
-                        stale.inputs.contains { state.written[$0, default: 0] > stale.rootWrites }
-                    })
-            {
-                // Dropped from its cell, so that the build for that level does not take it again.
-                let dropped = at?.withLock { state -> Built? in
-                    guard let derived = state.derived else { return nil }
-                    let kept = derived.built.first { $0.key.id == id && $0.value.box === stale.box }
-                    return kept.flatMap { derived.built.removeValue(forKey: $0.key) }
-                }
-                thread.releasing(consume dropped)
-                (built, at) = (nil, nil)
-            }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
-            // not this reader's: it is built for that level, and the root's is not built. A fresh scope's own cell is
-            // the root's own level, whose builds the root makes, one at a time.
-            if built == nil, let known = knownInputs.withLock({ $0[id] }),
-                let level = overridingLevel(of: known, reader, lent, above: nil),
-                !level.isOwn(of: root)
+            // not this reader's: it is built for that level, and the root's is not built.
+            // A fresh scope's own cell, alone, is the root's own level: the root builds its values, one at a time.
+            if let known = knownInputs.withLock({ $0[id] }),
+                let (level, alone) = overridingLevel(of: known, reader, lent)
             {
+                if alone, level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
                 return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
-            thread.own.trigger = outer ?? (built == nil ? (reader, lent) : nil)
-            let (value, inputs, keptIn) =
-                built.map { (unbox($0.box, as: K.Value.self), $0.inputs, at) }
-                ?? (root === global ? globalEntry(for: key) : rootEntry(for: key, in: root))
+            thread.own.trigger = outer ?? (reader, lent)
+            let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
             thread.own.trigger = outer
             guard !inputs.isEmpty else { return value }
             thread.own.inputs?.append(contentsOf: inputs)
-            guard let level = overridingLevel(of: inputs, reader, lent, above: keptIn) else { return value }
-            // A fresh scope's own cell: the root builds its values, one at a time, and keeps them there.
-            if level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
+            guard let (level, alone) = overridingLevel(of: inputs, reader, lent), !alone || !level.isOwn(of: root)
+            else {
+                return value
+            }
             return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
         }
 
-        /// The innermost level a read walks, above the cell `stop`, that overrides one of `inputs`: where a value built
-        /// from them is kept, its cell, or the innermost cell above it where that level is dead, with the frame it
-        /// showed.
+        /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
+        /// cell, or the innermost cell above it where that level is dead, with the frame it showed; and whether it is
+        /// the only level that overrides one.
         private static func overridingLevel(
             of inputs: [ObjectIdentifier],
             _ reader: Reader,
-            _ lent: Snapshot?,
-            above stop: Cell?
-        ) -> Level? {
-            var (level, holder): (Level?, Level?) = (nil, nil)
+            _ lent: Snapshot?
+        ) -> (level: Level, alone: Bool)? {
+            var (level, holder, alone): (Level?, Level?, Bool) = (nil, nil, true)
             reader.walk(lent) { cell, frozen, version in
-                if let stop, cell === stop { return true }
+                if level != nil {
+                    alone = !inputs.contains { Snapshot.box(for: $0, in: cell, frozen) != nil }
+                    return !alone
+                }
                 let live = cell?.withLock { $0.ended ? nil : ($0.frame, $0.version) }
                 let here = cell.map {
                     Level(cell: $0, version: live?.1 ?? version, live: live != nil, frame: live?.0 ?? frozen)
@@ -1777,9 +1791,9 @@ nonisolated extension InjectedValues {
                     return false
                 }
                 level = here ?? holder ?? Level(cell: nil, version: nil, live: false, frame: frozen)
-                return true
+                return false
             }
-            return level
+            return level.map { ($0, alone) }
         }
 
         /// A level a value built for a scope is kept in: its cell (`nil` for none), the version and frame it showed,
@@ -1799,7 +1813,7 @@ nonisolated extension InjectedValues {
             let id = ObjectIdentifier(key)
             let entry = ThreadState.current.view.withLock { view in view.entries[id].map { ($0, view.inputs[id]) } }
             guard let entry else { return rootEntry(for: key, in: global) }
-            return (unbox(entry.0, as: K.Value.self), entry.1 ?? [], nil)
+            return (unbox(entry.0, as: K.Value.self), entry.1 ?? [])
         }
 
         /// Reads a key from the global store, through the thread's view of it.
@@ -1835,26 +1849,34 @@ nonisolated extension InjectedValues {
                 ObjectIdentifier(key), ThreadState.current, root === global, K.lifetime
             )
             while true {
-                let (found, keptIn, ticket, start) = root.lock.withLock {
-                    state -> (Built?, Cell?, BuildTicket?, (writes: UInt, owner: UInt?)?) in
-                    let owned = state.owner?.withLock { $0.ended ? nil : $0.derived?.built[BuiltKey(id, nil)] }
+                let (found, ticket, start) = root.lock.withLock {
+                    state -> (Built?, BuildTicket?, (writes: UInt, owner: UInt?)?) in
                     if let found = state.overrides[id].map({ Built(box: $0, inputs: []) }) ?? state.cache[id] {
                         if isGlobal {
                             thread.remember(Box(unbox(found.box, as: K.Value.self)), for: id, found.inputs, in: state)
                         }
-                        return (found, nil, nil, nil)
+                        return (found, nil, nil)
                     }
-                    if let owned { return (owned, state.owner, nil, nil) }
+                    // Built from the fresh scope's own overrides, and kept in its cell: what the cell holds now.
+                    let owned = state.owner?.withLock { owner in
+                        owner.ended
+                            ? nil
+                            : owner.derived?.built[id]?.last {
+                                state.isFresh($0)
+                                    && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
+                            }
+                    }
+                    if let owned { return (owned, nil, nil) }
                     if lifetime == .uncached {
                         if isGlobal, processPolicy == nil { thread.remember(evaluate, for: id, [], in: state) }
-                        return (nil, nil, nil, nil)
+                        return (nil, nil, nil)
                     }
-                    if let ticket = state.building[id] { return (nil, nil, ticket, nil) }
+                    if let ticket = state.building[id] { return (nil, ticket, nil) }
                     state.building[id] = BuildTicket(key: key, builder: thread)
-                    return (nil, nil, state.building[id], (state.writes, state.owner?.withLock { $0.version }))
+                    return (nil, state.building[id], (state.writes, state.owner?.withLock { $0.version }))
                 }
-                if let found { return (unbox(found.box, as: K.Value.self), found.inputs, keptIn) }
-                guard let ticket else { return (defaultValue(for: key, in: root), [], nil) }
+                if let found { return (unbox(found.box, as: K.Value.self), found.inputs) }
+                guard let ticket else { return (defaultValue(for: key, in: root), []) }
                 guard let start else {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
@@ -1865,7 +1887,7 @@ nonisolated extension InjectedValues {
                 let unreported = thread.own.skippedReport
                 thread.own.skippedReport = skipped || unreported
                 ticket.finish()
-                let (inputs, owner) = root.lock.withLock { state -> ([ObjectIdentifier], Cell?) in
+                let (inputs, dropped) = root.lock.withLock { state -> ([ObjectIdentifier], [Built]) in
                     root.lock.broadcast()
                     var seen = Swift.Set<ObjectIdentifier>()
                     let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
@@ -1873,36 +1895,39 @@ nonisolated extension InjectedValues {
                     }
                     // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
                     // the caller alone gets it.
-                    guard state.building[id] === ticket else { return (inputs, nil) }
+                    guard state.building[id] === ticket else { return (inputs, []) }
                     state.building[id] = nil
                     guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
-                        return (inputs, nil)
+                        return (inputs, [])
                     }
-                    let built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
+                    var built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
                     guard let owner = state.owner,
                         inputs.contains(where: { state.ownerFrame[$0] != nil })
                             || owner.withLock({ owner in inputs.contains { owner.frame[$0] != nil } })
                     else {
                         state.cache[id] = built
-                        return (inputs, nil)
+                        return (inputs, [])
                     }
-                    let kept = owner.withLock { owner -> Bool in
-                        guard !owner.ended, owner.version == start.owner, owner.derived?.built[BuiltKey(id, nil)] == nil
-                        else {
-                            return false
+                    let dropped = owner.withLock { owner -> [Built] in
+                        guard !owner.ended, owner.version == start.owner else { return [] }
+                        (built.levels, built.root) = (inputs.map { owner.frame[$0] }, root)
+                        let derived = owner.madeDerived()
+                        if derived.built[id]?.contains(where: { $0.sawTheSame(as: built) && state.isFresh($0) }) == true
+                        {
+                            return []
                         }
-                        owner.madeDerived().built[BuiltKey(id, nil)] = built
-                        return true
+                        return derived.keep(built, for: id)
                     }
-                    return (inputs, kept ? owner : nil)
+                    return (inputs, dropped)
                 }
+                thread.releasing(consume dropped)
                 knownInputs.withLock { $0[id] = inputs }
-                return (value, inputs, owner)
+                return (value, inputs)
             }
         }
 
-        /// A value, the keys it was built from, and the cell it is kept in, if not the root.
-        typealias Entry<Value> = (value: Value, inputs: [ObjectIdentifier], keptIn: Cell?)
+        /// A value and the keys it was built from.
+        typealias Entry<Value> = (value: Value, inputs: [ObjectIdentifier])
 
         /// Evaluates a `.cached` key's default for the root that keeps it, with a view of the root bound.
         ///
@@ -1932,47 +1957,55 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// Builds a `.cached` key's default for a scope that overrides one of its inputs, as `base` shows the scopes,
-        /// and keeps it in `level`'s cell: while the scope runs, unless an input has changed since; once it has ended,
-        /// for the frame the level shows.
+        /// Builds a `.cached` key's default for a read whose innermost overriding level is `level`, and keeps it there.
+        ///
+        /// `base` shows the levels the read walks. The value is kept in `level`'s cell: while the scope runs, unless
+        /// an input has changed since; once it has ended, for the objects that remember the cell. A value kept there
+        /// serves a later read only if that read sees what this one saw: the same override of each input, and the
+        /// same root.
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             for base: Snapshot?,
             keepingIn level: Level,
             root: Root
         ) -> K.Value {
-            let thread = ThreadState.current
-            let key = BuiltKey(ObjectIdentifier(key), level.live ? nil : level.version)
-            // The root's writes as an attempt begins: its count, and which key each last wrote.
-            var (writes, written) = root.lock.withLock { ($0.writes, $0.written) }
-            // Whether a value kept in the cell is still what this read needs: none of its inputs written in the root
-            // since its build began. A value taken from another build adds its inputs to the build around this read.
-            func fresh(_ built: Built) -> Bool { !built.inputs.contains { written[$0, default: 0] > built.rootWrites } }
+            let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
+            // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
+            func seen(_ inputs: [ObjectIdentifier]) -> [AnyBox?] { inputs.map { levels?.box(for: $0, lent: nil) } }
+            // The root as an attempt begins: a value is stale if the root has had a write to an input since its build.
+            var rootState = root.lock.withLock { $0 }
+            func serves(_ built: Built) -> Bool {
+                built.sawTheSame(built.inputs, seen(built.inputs), at: root)
+                    && (built.root == nil || rootState.isFresh(built))
+            }
+            // A value taken from another build adds its inputs to the build around this read.
             func taken(_ built: Built) -> K.Value {
                 thread.own.inputs?.append(contentsOf: built.inputs)
                 return unbox(built.box, as: K.Value.self)
             }
             // Whether the cell may keep a value built from `inputs` now.
             func keeps(_ state: CellState, _ inputs: [ObjectIdentifier]) -> Bool {
-                guard !state.ended else { return !level.live && key.version != nil }
+                guard !state.ended else { return !level.live }
                 return level.live
                     && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
             while true {
-                // One build at a time for the cell and frame, as for a root: others wait for it, and take what it kept.
-                let (found, ticket, building) =
-                    level.cell?.withLock { state -> (Built?, BuildTicket?, Bool) in
-                        guard state.ended == !level.live else { return (nil, nil, false) }
+                let kept = level.cell?.withLock { $0.derived?.built[id] } ?? []
+                if let found = kept.last(where: serves) { return taken(found) }
+                // One build at a time for the cell, as for a root: others wait for it, then look again.
+                let (ticket, building, changed) =
+                    level.cell?.withLock { state -> (BuildTicket?, Bool, Bool) in
+                        guard state.ended == !level.live else { return (nil, false, false) }
                         let derived = state.madeDerived()
-                        if let other = derived.built[key], fresh(other) { return (other, nil, false) }
-                        if let ticket = derived.building[key] { return (nil, ticket, false) }
-                        derived.building[key] = BuildTicket(key: K.self, builder: thread)
-                        return (nil, derived.building[key], true)
-                    } ?? (nil, nil, false)
-                if let found { return taken(found) }
+                        if derived.built[id]?.last?.box !== kept.last?.box { return (nil, false, true) }
+                        if let ticket = derived.building[id] { return (ticket, false, false) }
+                        derived.building[id] = BuildTicket(key: K.self, builder: thread)
+                        return (derived.building[id], true, false)
+                    } ?? (nil, false, false)
+                if changed { continue }
                 if let ticket, !building {
-                    thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[key] !== ticket }
-                    (writes, written) = root.lock.withLock { ($0.writes, $0.written) }
+                    thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
+                    rootState = root.lock.withLock { $0 }
                     continue
                 }
                 let view = Scope(viewOf: nil, base: base, root: root)
@@ -1980,24 +2013,32 @@ nonisolated extension InjectedValues {
                     defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
-                knownInputs.withLock { $0[key.id] = inputs }
-                // What each input's override is, through the levels the build read: taken outside the cell's lock.
-                let levels = base.map { Reader(snapshot: $0) }
-                let seen = inputs.map { levels?.box(for: $0, lent: nil).map(ObjectIdentifier.init) }
-                // What the root's build kept in the cell meanwhile wins.
-                let kept =
-                    level.cell?.withLock { state -> Built? in
+                knownInputs.withLock { $0[id] = inputs }
+                let built = Built(
+                    box: Box(value),
+                    inputs: inputs,
+                    rootWrites: rootState.writes,
+                    levels: seen(inputs),
+                    root: root
+                )
+                // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
+                let (other, dropped) =
+                    level.cell?.withLock { state -> (Built?, [Built]) in
                         level.cell!.broadcast()
-                        guard let ticket, let derived = state.derived, derived.building[key] === ticket else {
-                            return nil
+                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
+                            return (nil, [])
                         }
-                        derived.building[key] = nil
-                        guard keeps(state, inputs) else { return nil }
-                        if let other = derived.built[key], fresh(other) { return other }
-                        derived.built[key] = Built(box: Box(value), inputs: inputs, rootWrites: writes, seen: seen)
-                        return nil
-                    }
-                return kept.map(taken) ?? value
+                        derived.building[id] = nil
+                        guard keeps(state, inputs) else { return (nil, []) }
+                        if let other = derived.built[id]?.last(where: {
+                            $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
+                        }) {
+                            return (other, [])
+                        }
+                        return (nil, derived.keep(built, for: id))
+                    } ?? (nil, [])
+                thread.releasing(consume dropped)
+                return other.map(taken) ?? value
             }
         }
 
@@ -2131,8 +2172,11 @@ nonisolated extension InjectedValues {
             let (cell, root) = target(reader, lent)
             if let cell {
                 let dropped = cell.withLock { state in
-                    defer { (state.frame, state.version) = (Frame(), state.version &+ 1) }
-                    return (state.frame, state.derived.map { derived in Built.drop(every: &derived.built) })
+                    defer {
+                        (state.frame, state.version) = (Frame(), state.version &+ 1)
+                        state.derived?.built = [:]
+                    }
+                    return (state.frame, state.derived?.built)
                 }
                 if reader.root.lock.withLock({ $0.owner }) === cell { reader.root.clear() }
                 withExtendedLifetime(dropped) {}
@@ -2348,19 +2392,28 @@ nonisolated extension InjectedValues {
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
         func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-            evaluating(key) { K.currentValueIsVariable ? Store.readVariable(key) : K.currentValue }
+            evaluating(key, binding: !K.currentValueIsVariable) {
+                K.currentValueIsVariable ? Store.readVariable(key) : K.currentValue
+            }
         }
 
         /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if it
         /// is being evaluated on this thread already.
         ///
-        /// The default is part of the read, and keeps what it lends.
-        func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
+        /// The default is part of the read, and reads what it lends. With `binding`, for a default that may start
+        /// tasks, what a property lends is bound instead, as a view of the levels the read walks, so that a task the
+        /// default starts (`Task.immediate` among them) reads them too, before its first suspension and after it.
+        func evaluating<T>(_ key: Any.Type, binding: Bool = true, _ body: () -> T) -> T {
             if let index = own.stack.firstIndex(where: { $0 == key }) {
                 InjectedValues.dependencyCycle(Array(own.stack[index...]) + [key])
             }
             own.stack.append(key)
             defer { own.stack.removeLast() }
+            if binding, let lent = own.context.lent {
+                let reader = Reader(Store.binding.get().scope)
+                let view = Scope(viewOf: nil, base: Snapshot.make(reader, lent: lent), root: reader.root(lent))
+                return isolated(keepingUpdate: true, binding: Binding(scope: view), body)
+            }
             guard let pending = own.context.pending else { return body() }
             own.context.pending = nil
             defer { own.context.pending = pending }

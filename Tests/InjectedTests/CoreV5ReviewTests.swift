@@ -358,6 +358,21 @@ struct CoreV5ReviewTests {
         }
         #expect(standardError(of: result).contains("a reset was dropped"))
     }
+
+    // A third review: a factory default read through a property ran with the property's scope in this thread's
+    // context, which a task it started had only until its first suspension.
+    @Test(
+        "a Task.immediate a factory default starts, read through an object of an ended scope, reads it across an await"
+    )
+    func immediateTaskOfAFactoryReadThroughAPropertyKeepsTheScope() async {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        let model = withInjectedValues {
+            $0.reviewFlavor = "scoped"
+        } operation: {
+            ReviewProbeModel()
+        }
+        #expect(await model.probe.reads.value == ["scoped", "scoped"])
+    }
 }
 
 /// Threads that each run their body once per round.
@@ -734,4 +749,36 @@ private enum ReviewFlavorKey: ReadOnlyInjectionKey {
 /// A model that reads the flavor through its property.
 private struct ReviewFlavorModel: Sendable {
     @Injected(\.reviewFlavor) var flavor
+}
+
+/// Starts a task at once that reads the flavor before and after its first suspension.
+private final class ReviewProbe: Sendable {
+    let reads: Task<[String], Never>
+
+    init() {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+            reads = Task { [] }
+            return
+        }
+        reads = Task.immediate {
+            let before = InjectedValues[\.reviewFlavor]
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(1))
+            return [before, InjectedValues[\.reviewFlavor]]
+        }
+    }
+}
+
+/// A factory whose value starts a task.
+private enum ReviewProbeKey: ReadOnlyInjectionKey {
+    static var currentValue: ReviewProbe { ReviewProbe() }
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
+extension InjectedValues {
+    fileprivate var reviewProbe: ReviewProbe { Self[ReviewProbeKey.self] }
+}
+
+private struct ReviewProbeModel: Sendable {
+    @Injected(\.reviewProbe) var probe
 }

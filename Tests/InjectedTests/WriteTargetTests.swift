@@ -99,6 +99,23 @@ struct WriteTargetTests {
             precondition(InjectedValues[\.targetX] == 7, "the write did not reach the global store")
         }
     }
+
+    // A third review: the read half of a write through a nested path read the object's ended scope, and the write
+    // then put that scope's override, changed in one part, into the global store, for every reader in the app.
+    @Test("a nested-path write through an object whose scope ended reads and writes the global store, not the scope's")
+    func nestedWriteAfterTheScopeEndedKeepsTheScopesValueOut() async {
+        await #expect(processExitsWith: .success) {
+            let model = withInjectedValues {
+                $0.targetConfig = TargetConfig(host: "staging", timeout: 5)
+            } operation: {
+                TargetConfigModel()
+            }
+            model.timeout = 10
+            let global = InjectedValues[\.targetConfig]
+            precondition(global == TargetConfig(host: "production", timeout: 10), "the global config is \(global)")
+            precondition(model.config.host == "staging", "the object no longer reads its scope: \(model.config)")
+        }
+    }
 }
 
 /// Runs `body` on a new thread, outside every scope, and waits for it.
@@ -135,6 +152,21 @@ private final class TargetWriter: Sendable {
     }
 }
 
+struct TargetConfig: Sendable, Equatable {
+    var host: String
+    var timeout: Int
+}
+
+private enum TargetConfigKey: ReadOnlyInjectionKey {
+    static var currentValue: TargetConfig { TargetConfig(host: "production", timeout: 30) }
+}
+
+/// A model that writes one part of the configuration through a nested path.
+private struct TargetConfigModel: Sendable {
+    @Injected(\.targetConfig.timeout) var timeout
+    @Injected(\.targetConfig) var config
+}
+
 private enum TargetXKey: ReadOnlyInjectionKey {
     static var currentValue: Int { 0 }
 }
@@ -152,6 +184,11 @@ extension InjectedValues {
     fileprivate var targetX: Int {
         get { Self[TargetXKey.self] }
         set { Self[TargetXKey.self] = newValue }
+    }
+
+    fileprivate var targetConfig: TargetConfig {
+        get { Self[TargetConfigKey.self] }
+        set { Self[TargetConfigKey.self] = newValue }
     }
 
     fileprivate var targetName: String {

@@ -1,0 +1,285 @@
+import Foundation
+import Injected
+import Testing
+
+/// What a third fresh-context review of the derived defaults found, each a test that failed before its fix: a value a
+/// store keeps for a derived default is handed only to a read that sees the same inputs, ending at the same root.
+@Suite("A derived default follows its inputs: third review")
+struct DerivedDefaultThirdReviewTests {
+    @Test("a global reset drops what a running scope built from the global override the reset removed")
+    func globalResetDropsWhatAScopeBuiltFromTheGlobalStore() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.badgeUser] = "alice"
+            withInjectedValues {
+                $0.badgeDirectory = "/sandbox"
+            } operation: {
+                precondition(InjectedValues[\.badge].label == "alice@/sandbox")
+                let reset = Thread { InjectedValues.reset() }
+                reset.start()
+                while !reset.isFinished { usleep(1_000) }
+                let label = InjectedValues[\.badge].label
+                precondition(label == "anon@/sandbox", "read \(label) after the reset")
+            }
+        }
+    }
+
+    @Test("a global reset drops what an object of an ended scope built from the global override the reset removed")
+    func globalResetDropsWhatAnObjectBuiltFromTheGlobalStore() async {
+        await #expect(processExitsWith: .success) {
+            let model = withInjectedValues {
+                $0.badgeDirectory = "/sandbox"
+            } operation: {
+                BadgeModel()
+            }
+            InjectedValues[\.badgeUser] = "bob"
+            precondition(model.badge.label == "bob@/sandbox")
+            InjectedValues.reset()
+            precondition(model.badge.label == "anon@/sandbox", "read \(model.badge.label) after the reset")
+        }
+    }
+
+    @Test(
+        "an object a helper made in a fresh scope that has ended keeps its overrides in a test that overrides another"
+    )
+    func objectOfAnEndedFreshScopeKeepsItsOverridesInATest() {
+        withTestInjectedValues(strict: nil) {
+            $0.badgeDirectory = "/test"
+        } operation: {
+            let model = withInjectedValues(fresh: true) {
+                $0.badgeUser = "mock"
+            } operation: {
+                BadgeModel()
+            }
+            #expect(model.user == "mock")
+            #expect(model.badge.label == "mock@/test")
+        }
+    }
+
+    @Test("a strict test is not told of a key the helper's fresh scope overrides, and builds from the helper's value")
+    func strictTestIsNotToldOfTheHelpersOverride() {
+        let reports = StringLog()
+        withTestInjectedValues(strict: true, reportingTo: reports.append) {
+            $0.badgeDirectory = "/strict-test"
+        } operation: {
+            let model = withInjectedValues(fresh: true) {
+                $0.badgeUser = "mock"
+            } operation: {
+                BadgeModel()
+            }
+            #expect(model.badge.label == "mock@/strict-test")
+        }
+        #expect(BadgeLedger.builds(endingWith: "mock@/strict-test") == 1)
+        // The badge itself is read live, which is reported; the user is the helper's.
+        #expect(!reports.entries.contains { $0.contains("BadgeUserKey") }, "\(reports.entries)")
+    }
+
+    @Test("a fresh scope's own read does not get a value an object's read built from the global store")
+    func freshScopeDoesNotGetTheGlobalStoresValue() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.badgeUser] = "global"
+            let model = withInjectedValues {
+                $0.badgeTag = "any"
+            } operation: {
+                BadgeModel()
+            }
+            withInjectedValues(fresh: true) {
+                $0.badgeDirectory = "/fresh"
+            } operation: {
+                precondition(model.badge.label == "global@/fresh")
+                let label = InjectedValues[\.badge].label
+                precondition(label == "anon@/fresh", "the fresh scope's own read got \(label)")
+            }
+        }
+    }
+
+    @Test("an object of a plain scope read in a fresh scope does not get the fresh scope's own value")
+    func objectDoesNotGetTheFreshScopesValue() {
+        let model = withInjectedValues {
+            $0.badgeUser = "remembered"
+        } operation: {
+            BadgeModel()
+        }
+        withInjectedValues(fresh: true) {
+            $0.badgeDirectory = "/fresh"
+        } operation: {
+            #expect(InjectedValues[\.badge].label == "anon@/fresh")
+            #expect(model.badge.label == "remembered@/fresh")
+            #expect(InjectedValues[\.badge].label == "anon@/fresh")
+        }
+    }
+
+    @Test("a nested scope that overrides another input leaves the outer scope its instance")
+    func nestedScopeLeavesTheOuterScopeItsInstance() {
+        withInjectedValues(fresh: true) { _ in
+        } operation: {
+            _ = InjectedValues[\.badge]
+            withInjectedValues {
+                $0.badgeDirectory = "/outer-d8"
+            } operation: {
+                let first = InjectedValues[\.badge]
+                for _ in 0..<10 {
+                    withInjectedValues {
+                        $0.badgeUser = "inner"
+                    } operation: {
+                        #expect(InjectedValues[\.badge].label == "inner@/outer-d8")
+                    }
+                    #expect(InjectedValues[\.badge] === first)
+                }
+            }
+        }
+        #expect(BadgeLedger.builds(endingWith: "anon@/outer-d8") == 1)
+    }
+
+    @Test("objects of an ended scope that made a value each keep no value once they are gone, while another lives")
+    func droppedObjectsOfAnEndedScopeKeepNoValues() {
+        var readers: [BadgeModel] = []
+        let keeper = withInjectedValues {
+            $0.badgeDirectory = "/request-d6"
+        } operation: {
+            let keeper = BadgeModel()
+            for index in 0..<1_000 {
+                InjectedValues[\.badgeUser] = "u\(index)"
+                readers.append(BadgeModel())
+            }
+            return keeper
+        }
+        for reader in readers { _ = reader.badge }
+        #expect(BadgeLedger.builds(endingWith: "@/request-d6") == 1_000)
+        readers.removeAll()
+        let alive = BadgeLedger.alive(endingWith: "@/request-d6")
+        #expect(alive <= 16, "\(alive) values alive")
+        withExtendedLifetime(keeper) {}
+    }
+
+    @Test("a factory default that reads another object's .cached property does not build it again on each read")
+    func factoryReadingAnObjectsPropertyBuildsOnce() {
+        let shared = withInjectedValues {
+            $0.badgeDirectory = "/relay-d4"
+        } operation: {
+            BadgeModel()
+        }
+        let reader = withInjectedValues {
+            $0.badgeTag = "reader"
+            $0.badgeSource = BadgeSource(model: shared)
+        } operation: {
+            BadgeRelayModel()
+        }
+        let first = reader.badge
+        let reads = (0..<100).map { _ in reader.badge }
+        #expect(reads.allSatisfy { $0 === first })
+        #expect(BadgeLedger.builds(endingWith: "@/relay-d4") == 1)
+    }
+}
+
+// MARK: - Fixtures
+
+/// How many badges were built with each label, and how many are alive: each test uses labels of its own.
+enum BadgeLedger {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var builds: [String: Int] = [:]
+    nonisolated(unsafe) private static var alive: [String: Int] = [:]
+
+    static func made(_ label: String) {
+        lock.withLock {
+            (builds[label, default: 0], alive[label, default: 0]) = (
+                builds[label, default: 0] + 1, alive[label, default: 0] + 1
+            )
+        }
+    }
+
+    static func gone(_ label: String) { lock.withLock { alive[label, default: 0] -= 1 } }
+
+    /// The builds of the labels that end with `suffix`.
+    static func builds(endingWith suffix: String) -> Int {
+        lock.withLock { builds.filter { $0.key.hasSuffix(suffix) }.values.reduce(0, +) }
+    }
+
+    /// The badges alive whose labels end with `suffix`.
+    static func alive(endingWith suffix: String) -> Int {
+        lock.withLock { alive.filter { $0.key.hasSuffix(suffix) }.values.reduce(0, +) }
+    }
+}
+
+final class Badge: Sendable {
+    let label: String
+
+    init(label: String) {
+        self.label = label
+        BadgeLedger.made(label)
+    }
+
+    deinit { BadgeLedger.gone(label) }
+}
+
+/// A `.cached` default derived from two inputs, the user and the directory, as a favorites store is.
+private enum BadgeKey: ReadOnlyInjectionKey {
+    static var currentValue: Badge {
+        Badge(label: InjectedValues[\.badgeUser] + "@" + InjectedValues[\.badgeDirectory])
+    }
+}
+
+private enum BadgeUserKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "anon" }
+}
+
+private enum BadgeDirectoryKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "/live" }
+}
+
+private enum BadgeTagKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "none" }
+}
+
+/// Where `BadgeRelayKey`'s factory reads its value: another object's property.
+struct BadgeSource: Sendable {
+    let model: BadgeModel?
+}
+
+private enum BadgeSourceKey: TestValueKey {
+    static var currentValue: BadgeSource { BadgeSource(model: nil) }
+    static var testValue: BadgeSource { BadgeSource(model: nil) }
+}
+
+/// A factory that reads another object's `.cached` property.
+private enum BadgeRelayKey: ReadOnlyInjectionKey {
+    static var lifetime: InjectionLifetime { .uncached }
+    static var currentValue: Badge { InjectedValues[\.badgeSource].model!.badge }
+}
+
+extension InjectedValues {
+    var badge: Badge {
+        get { Self[BadgeKey.self] }
+        set { Self[BadgeKey.self] = newValue }
+    }
+
+    var badgeUser: String {
+        get { Self[BadgeUserKey.self] }
+        set { Self[BadgeUserKey.self] = newValue }
+    }
+
+    var badgeDirectory: String {
+        get { Self[BadgeDirectoryKey.self] }
+        set { Self[BadgeDirectoryKey.self] = newValue }
+    }
+
+    var badgeTag: String {
+        get { Self[BadgeTagKey.self] }
+        set { Self[BadgeTagKey.self] = newValue }
+    }
+
+    var badgeSource: BadgeSource {
+        get { Self[BadgeSourceKey.self] }
+        set { Self[BadgeSourceKey.self] = newValue }
+    }
+
+    var badgeRelay: Badge { Self[BadgeRelayKey.self] }
+}
+
+struct BadgeModel: Sendable {
+    @Injected(\.badge) var badge
+    @Injected(\.badgeUser) var user
+}
+
+struct BadgeRelayModel: Sendable {
+    @Injected(\.badgeRelay) var badge
+}
