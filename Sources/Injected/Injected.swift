@@ -435,9 +435,10 @@ public nonisolated struct InjectedValues: Sendable {
 ///
 /// Assigning to the property overrides the dependency in the innermost active scope; from outside every scope, in the
 /// innermost remembered scope that still runs, or else in the global store (or the fresh scope's root that still
-/// runs). A property made in an update closure remembers the new scope as it was then; one made in the default of a
-/// ``InjectionLifetime/cached`` key, the store that keeps the value; one made in a factory default evaluated for a read
-/// through another property, that property's scope.
+/// runs); a write through a nested path there changes the value it writes at that place. A property made in an update
+/// closure remembers the new scope as it was then; one made in the default of a ``InjectionLifetime/cached`` key, the
+/// store that keeps the value; one made in a factory default evaluated for a read through another property, that
+/// property's scope.
 @propertyWrapper
 public struct Injected<Value> {
     /// The dependency's key path.
@@ -497,9 +498,11 @@ public struct Injected<Value> {
                 return
             }
             // From outside any scope, the write goes to the remembered scope; inside one, to the active scope.
-            InjectedValues.Store.lending(InjectedValues.Store.lentForWrite(snapshot)) {
+            guard let lent = InjectedValues.Store.lentForWrite(snapshot) else {
                 InjectedValues[writable] = newValue
+                return
             }
+            InjectedValues.Store.lending(lent) { InjectedValues[writable] = newValue }
         }
     }
 
@@ -1128,13 +1131,16 @@ nonisolated extension InjectedValues {
         /// For a fresh scope's own cell, its root, whose builds read the cell, until the scope ends.
         var owns: Root?
 
-        /// Keeps a value in place of one built for a read that saw the same, beside the others of its key, dropping
-        /// the oldest beyond eight; returns what it dropped, to release after unlocking.
+        /// Keeps a value, and returns what it replaces, to release after unlocking: for the scope's own reads, the
+        /// one built before, which an input's change since has made stale; for reads through what objects and
+        /// captures remember, one built for a read that saw the same, and the oldest beyond eight.
         func keep(_ value: Built, for id: ObjectIdentifier) -> [Built] {
-            let old = built[id, default: []]
-            let values = old.filter { !$0.sawTheSame(as: value) } + [value]
-            built[id] = Array(values.suffix(8))
-            return old.filter { $0.sawTheSame(as: value) } + values.dropLast(8)
+            let (old, others) = built[id, default: []].reduce(into: ([Built](), [Built]())) {
+                if $1.remembered == value.remembered { $0.0.append($1) } else { $0.1.append($1) }
+            }
+            let kept = value.remembered ? (old.filter { !$0.sawTheSame(as: value) } + [value]).suffix(8) : [value]
+            built[id] = others + kept
+            return old.filter { old in !kept.contains { $0.box === old.box } }
         }
 
         /// Removes the values built from `id`, and returns them.
@@ -1162,6 +1168,9 @@ nonisolated extension InjectedValues {
         /// theirs, and the root it ended at. Which cell keeps the value decides only how long it lives.
         var levels: [AnyBox?] = []
         weak var root: Root?
+        /// Whether the read walked what an object or a capture remembers, of a scope that had ended or from elsewhere,
+        /// rather than the scope's own levels.
+        var remembered = false
 
         /// Whether `other` was built for a read that saw what this one's did.
         func sawTheSame(as other: Built) -> Bool { sawTheSame(other.inputs, other.levels, at: other.root) }
@@ -1255,11 +1264,14 @@ nonisolated extension InjectedValues {
     /// share.
     ///
     /// A level holds a cell, and the frame the cell had when the level was made, which reads use once the scope has
-    /// ended; a dead level holds the merged frames of scopes that had ended, and the innermost of their cells, only to
-    /// keep what is built for it.
+    /// ended; a dead level holds the merged frames of scopes that had ended, and, weakly, the innermost of their cells,
+    /// only to keep what is built for it.
     @usableFromInline
     final class Snapshot: Sendable {
         let cell: Cell?
+        /// For a dead level, the innermost ended cell it merged, weakly, where what is built for the level is kept:
+        /// a value kept there may remember this level, and must not keep the cell.
+        weak let keeper: Cell?
         let frozen: Frame
         /// The cell's version when it was frozen; `nil` for a dead level.
         let version: UInt?
@@ -1273,7 +1285,8 @@ nonisolated extension InjectedValues {
         let world: TestPolicy?
 
         init(_ cell: Cell?, _ frozen: Frame, _ version: UInt?, next: Snapshot?, root: Root, world: TestPolicy?) {
-            (self.cell, self.frozen, self.version, self.next, self.world) = (cell, frozen, version, next, world)
+            (self.frozen, self.version, self.next, self.world) = (frozen, version, next, world)
+            (self.cell, keeper) = version == nil ? (nil, cell) : (cell, nil)
             // Made in a world whose root has ended (`root` is then the reader's, of another world): it ends nowhere,
             // so that a write through it is dropped rather than crossing into that world.
             let inWorld = root.world === world
@@ -1312,11 +1325,10 @@ nonisolated extension InjectedValues {
             return true
         }
 
-        /// The innermost cell whose scope still runs, where a write through the snapshot goes.
-        var liveCell: Cell? { levels.lazy.compactMap(\.cell).first { cell in cell.withLock { !$0.ended } } }
+        /// The innermost level whose scope still runs, whose cell a write through the snapshot goes to.
+        var liveLevel: Snapshot? { levels.first { $0.cell?.withLock { !$0.ended } == true } }
 
-        /// Whether a live level of this snapshot shows `cell`.
-        func has(_ cell: Cell) -> Bool { levels.contains { $0.version != nil && $0.cell === cell } }
+        func has(_ cell: Cell) -> Bool { levels.contains { $0.cell === cell } }
 
         /// What a read from `reader`, through `lent`, walks, as a snapshot: live levels frozen now, dead ones merged,
         /// empty ones dropped, and a clean tail shared; `nil` when that is the global store alone.
@@ -1332,7 +1344,7 @@ nonisolated extension InjectedValues {
                     ?? empty
             }
             var levels: [(cell: Cell?, frame: Frame, version: UInt?)] = []
-            reader.walk(lent) { cell, frozen, _ in
+            reader.walk(lent) { cell, frozen, _, keeper in
                 let (live, version) = cell?.withLock { ($0.ended ? nil : $0.frame, $0.version) } ?? (nil, 0)
                 if let live {
                     levels.append((cell, live, version))
@@ -1340,7 +1352,7 @@ nonisolated extension InjectedValues {
                     levels[levels.count - 1].frame = frozen.under(last.frame)
                 } else if !frozen.isEmpty {
                     // A dead level keeps the innermost ended cell it merges, where what is built for it is kept.
-                    levels.append((cell, frozen, nil))
+                    levels.append((cell ?? keeper, frozen, nil))
                 }
                 return false
             }
@@ -1374,29 +1386,29 @@ nonisolated extension InjectedValues {
         ///
         /// A `lent` from another world counts only where the reader has no scope. The one place that says in what order
         /// a read looks.
-        func walk(_ lent: Snapshot?, _ visit: (Cell?, Frame, UInt?) -> Bool) {
+        func walk(_ lent: Snapshot?, _ visit: (Cell?, Frame, UInt?, Cell?) -> Bool) {
             let lent = counts(lent) ? lent : nil
             if let cell {
                 if lent?.has(cell) == true { return Reader.walk(lent, visit) }
-                if visit(cell, Frame(), nil) { return }
+                if visit(cell, Frame(), nil, nil) { return }
             }
             var node = base
-            while let level = node, !(level.version != nil && level.cell.map { lent?.has($0) == true } ?? false) {
-                if visit(level.cell, level.frozen, level.version) { return }
+            while let level = node, !(level.cell.map { lent?.has($0) == true } ?? false) {
+                if visit(level.cell, level.frozen, level.version, level.keeper) { return }
                 node = level.next
             }
             Reader.walk(lent, visit)
         }
 
-        private static func walk(_ list: Snapshot?, _ visit: (Cell?, Frame, UInt?) -> Bool) {
+        private static func walk(_ list: Snapshot?, _ visit: (Cell?, Frame, UInt?, Cell?) -> Bool) {
             var node = list
-            while let level = node, !visit(level.cell, level.frozen, level.version) { node = level.next }
+            while let level = node, !visit(level.cell, level.frozen, level.version, level.keeper) { node = level.next }
         }
 
         /// The override of a key in the levels a read walks.
         func box(for id: ObjectIdentifier, lent: Snapshot?) -> AnyBox? {
             var found: AnyBox?
-            walk(lent) { cell, frozen, _ in
+            walk(lent) { cell, frozen, _, _ in
                 found = Snapshot.box(for: id, in: cell, frozen)
                 return found != nil
             }
@@ -1593,7 +1605,7 @@ nonisolated extension InjectedValues {
         static func target(_ reader: Reader, _ lent: Snapshot?) -> (cell: Cell?, root: Root?) {
             if let cell = reader.cell { return (cell, nil) }
             guard let remembered = reader.base ?? lent else { return (nil, global) }
-            return (remembered.liveCell, remembered.endsAt)
+            return (remembered.liveLevel?.cell, remembered.endsAt)
         }
 
         /// The snapshot that a property, a capture or a scope made now remembers.
@@ -1648,13 +1660,14 @@ nonisolated extension InjectedValues {
             if policy.strict { tests.withLock { _ = $0.strict.remove(at: $0.strict.lastIndex { $0 === policy }!) } }
         }
 
-        /// What a write through a property lends: its snapshot; or, outside every scope once every scope it remembers
-        /// has ended, a level of its root alone, where the write goes, so that the read half of a write through a
-        /// nested path (`model.config.timeout = 10`) reads the value it changes there, not the ended scope's.
-        static func lentForWrite(_ snapshot: Snapshot) -> Snapshot {
-            guard binding.get().scope == nil, snapshot.liveCell == nil, let root = snapshot.endsAt else {
-                return snapshot
-            }
+        /// What a write through a property lends, so that the read half of a write through a nested path
+        /// (`model.config.timeout = 10`) reads the value it changes where the write goes, not in an ended scope: nothing
+        /// inside a scope; outside every scope, the snapshot from its innermost level that still runs, or once none
+        /// runs, a level of its root alone.
+        static func lentForWrite(_ snapshot: Snapshot) -> Snapshot? {
+            if binding.get().scope != nil { return nil }
+            if let live = snapshot.liveLevel { return live }
+            guard let root = snapshot.endsAt else { return snapshot }  // Nowhere to write: the write is dropped.
             return Snapshot(nil, Frame(), nil, next: nil, root: root, world: snapshot.world)
         }
 
@@ -1752,7 +1765,8 @@ nonisolated extension InjectedValues {
                 let (level, alone) = overridingLevel(of: known, reader, lent)
             {
                 if alone, level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
-                return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+                let base = Snapshot.make(reader, lent: lent)
+                return build(key, for: base, keepingIn: level, root: root, remembered: reader.counts(lent))
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
@@ -1765,7 +1779,8 @@ nonisolated extension InjectedValues {
             else {
                 return value
             }
-            return build(key, for: Snapshot.make(reader, lent: lent), keepingIn: level, root: root)
+            let base = Snapshot.make(reader, lent: lent)
+            return build(key, for: base, keepingIn: level, root: root, remembered: reader.counts(lent))
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -1777,13 +1792,13 @@ nonisolated extension InjectedValues {
             _ lent: Snapshot?
         ) -> (level: Level, alone: Bool)? {
             var (level, holder, alone): (Level?, Level?, Bool) = (nil, nil, true)
-            reader.walk(lent) { cell, frozen, version in
+            reader.walk(lent) { cell, frozen, version, keeper in
                 if level != nil {
                     alone = !inputs.contains { Snapshot.box(for: $0, in: cell, frozen) != nil }
                     return !alone
                 }
                 let live = cell?.withLock { $0.ended ? nil : ($0.frame, $0.version) }
-                let here = cell.map {
+                let here = (cell ?? keeper).map {
                     Level(cell: $0, version: live?.1 ?? version, live: live != nil, frame: live?.0 ?? frozen)
                 }
                 guard inputs.contains(where: { (live?.0 ?? frozen)[$0] != nil }) else {
@@ -1967,7 +1982,8 @@ nonisolated extension InjectedValues {
             _ key: K.Type,
             for base: Snapshot?,
             keepingIn level: Level,
-            root: Root
+            root: Root,
+            remembered: Bool
         ) -> K.Value {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
@@ -2019,7 +2035,8 @@ nonisolated extension InjectedValues {
                     inputs: inputs,
                     rootWrites: rootState.writes,
                     levels: seen(inputs),
-                    root: root
+                    root: root,
+                    remembered: remembered || !level.live
                 )
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
                 let (other, dropped) =

@@ -171,6 +171,87 @@ struct DerivedDefaultThirdReviewTests {
     }
 }
 
+/// What a review of the fix for the third review found, each a test that failed before its fix.
+@Suite("A derived default follows its inputs: review of the third review's fix")
+struct DerivedDefaultThirdReviewFixTests {
+    @Test("a value with a property of its own, built for an object of an ended scope, is released with the object")
+    func valueWithAPropertyIsReleasedWithTheObject() {
+        weak var built: BadgeService?
+        do {
+            let model = withInjectedValues {
+                $0.badgeDirectory = "/released"
+            } operation: {
+                BadgeServiceModel()
+            }
+            built = model.service
+            #expect(built?.directory.wrappedValue == "/released")
+        }
+        #expect(built == nil)
+    }
+
+    @Test("a fresh scope's own instance stays its own while it reads objects of nine other scopes")
+    func freshScopesInstanceSurvivesReadsThroughOtherObjects() {
+        let models = (0..<9).map { index in
+            withInjectedValues(fresh: true) {
+                $0.badgeDirectory = "/other-\(index)"
+            } operation: {
+                BadgeModel()
+            }
+        }
+        withInjectedValues(fresh: true) {
+            $0.badgeUser = "own-fresh"
+        } operation: {
+            let first = InjectedValues[\.badge]
+            for model in models { _ = model.badge }
+            #expect(InjectedValues[\.badge] === first)
+        }
+        #expect(BadgeLedger.builds(endingWith: "own-fresh@/live") == 1)
+    }
+
+    @Test("a scope's own instance stays its own while it reads objects of nine other scopes")
+    func scopesInstanceSurvivesReadsThroughOtherObjects() {
+        inFreshScope {
+            let models = (0..<9).map { index in
+                withInjectedValues {
+                    $0.badgeDirectory = "/elsewhere-\(index)"
+                } operation: {
+                    BadgeModel()
+                }
+            }
+            withInjectedValues {
+                $0.badgeUser = "own-plain"
+            } operation: {
+                let first = InjectedValues[\.badge]
+                for model in models { _ = model.badge }
+                #expect(InjectedValues[\.badge] === first)
+            }
+        }
+        #expect(BadgeLedger.builds(endingWith: "own-plain@/live") == 1)
+    }
+
+    @Test("a write to an input in an outer scope releases what a nested scope built from the old value")
+    func outerWriteReleasesTheNestedScopesStaleValue() {
+        weak var old: Badge?
+        inFreshScope {
+            withInjectedValues {
+                $0.badgeUser = "before"
+            } operation: {
+                let outer = BadgeModel()
+                withInjectedValues {
+                    $0.badgeDirectory = "/nested-stale"
+                } operation: {
+                    old = InjectedValues[\.badge]
+                    let writer = Thread { outer.user = "after" }
+                    writer.start()
+                    while !writer.isFinished { usleep(500) }
+                    #expect(InjectedValues[\.badge].label == "after@/nested-stale")
+                    #expect(old == nil)
+                }
+            }
+        }
+    }
+}
+
 // MARK: - Fixtures
 
 /// How many badges were built with each label, and how many are alive: each test uses labels of its own.
@@ -218,6 +299,18 @@ private enum BadgeKey: ReadOnlyInjectionKey {
     }
 }
 
+/// A `.cached` service with a property of its own, which remembers where it was built.
+final class BadgeService: Sendable {
+    let directory = Injected(\.badgeDirectory)
+}
+
+private enum BadgeServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: BadgeService {
+        _ = InjectedValues[\.badgeDirectory]
+        return BadgeService()
+    }
+}
+
 private enum BadgeUserKey: ReadOnlyInjectionKey {
     static var currentValue: String { "anon" }
 }
@@ -252,6 +345,8 @@ extension InjectedValues {
         set { Self[BadgeKey.self] = newValue }
     }
 
+    var badgeService: BadgeService { Self[BadgeServiceKey.self] }
+
     var badgeUser: String {
         get { Self[BadgeUserKey.self] }
         set { Self[BadgeUserKey.self] = newValue }
@@ -278,6 +373,10 @@ extension InjectedValues {
 struct BadgeModel: Sendable {
     @Injected(\.badge) var badge
     @Injected(\.badgeUser) var user
+}
+
+struct BadgeServiceModel: Sendable {
+    @Injected(\.badgeService) var service
 }
 
 struct BadgeRelayModel: Sendable {

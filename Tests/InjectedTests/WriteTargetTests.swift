@@ -116,6 +116,41 @@ struct WriteTargetTests {
             precondition(model.config.host == "staging", "the object no longer reads its scope: \(model.config)")
         }
     }
+
+    @Test("a nested-path write through an object whose scope ended, made in another scope, changes that scope's value")
+    func nestedWriteInAnotherScopeChangesThatScopesValue() {
+        inFreshScope {
+            let model = withInjectedValues {
+                $0.targetConfig = TargetConfig(host: "staging", timeout: 5)
+            } operation: {
+                TargetConfigModel()
+            }
+            withInjectedValues {
+                $0.targetX = 1
+            } operation: {
+                model.timeout = 10
+                #expect(InjectedValues[\.targetConfig] == TargetConfig(host: "production", timeout: 10))
+            }
+            #expect(model.config == TargetConfig(host: "staging", timeout: 5))
+        }
+    }
+
+    @Test("a nested-path write from a thread through an object whose inner scope ended changes the outer scope's value")
+    func nestedWriteFromAThreadChangesTheRunningScopesValue() {
+        inFreshScope {
+            withInjectedValues {
+                $0.targetX = 1
+            } operation: {
+                let model = withInjectedValues {
+                    $0.targetConfig = TargetConfig(host: "staging", timeout: 5)
+                } operation: {
+                    TargetConfigModel()
+                }
+                onAnotherThread { model.timeout = 10 }
+                #expect(InjectedValues[\.targetConfig] == TargetConfig(host: "production", timeout: 10))
+            }
+        }
+    }
 }
 
 /// Runs `body` on a new thread, outside every scope, and waits for it.
