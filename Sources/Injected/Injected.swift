@@ -1756,7 +1756,11 @@ nonisolated extension InjectedValues {
             if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
             let root = reader.root(lent)
             guard K.lifetime == .cached else {
-                return root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
+                func value() -> K.Value {
+                    root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
+                }
+                // A factory read through a property runs with what the property lends bound, for the tasks it starts.
+                return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
             // not this reader's: it is built for that level, and the root's is not built.
@@ -2409,32 +2413,33 @@ nonisolated extension InjectedValues {
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
         func evaluate<K: ReadOnlyInjectionKey>(_ key: K.Type) -> K.Value {
-            evaluating(key, binding: !K.currentValueIsVariable) {
-                K.currentValueIsVariable ? Store.readVariable(key) : K.currentValue
-            }
+            evaluating(key) { K.currentValueIsVariable ? Store.readVariable(key) : K.currentValue }
         }
 
         /// Runs `body`, which evaluates one of `key`'s defaults, with the key on the stack, stopping the process if it
         /// is being evaluated on this thread already.
         ///
-        /// The default is part of the read, and reads what it lends. With `binding`, for a default that may start
-        /// tasks, what a property lends is bound instead, as a view of the levels the read walks, so that a task the
-        /// default starts (`Task.immediate` among them) reads them too, before its first suspension and after it.
-        func evaluating<T>(_ key: Any.Type, binding: Bool = true, _ body: () -> T) -> T {
+        /// The default is part of the read, and keeps what it lends.
+        func evaluating<T>(_ key: Any.Type, _ body: () -> T) -> T {
             if let index = own.stack.firstIndex(where: { $0 == key }) {
                 InjectedValues.dependencyCycle(Array(own.stack[index...]) + [key])
             }
             own.stack.append(key)
             defer { own.stack.removeLast() }
-            if binding, let lent = own.context.lent {
-                let reader = Reader(Store.binding.get().scope)
-                let view = Scope(viewOf: nil, base: Snapshot.make(reader, lent: lent), root: reader.root(lent))
-                return isolated(keepingUpdate: true, binding: Binding(scope: view), body)
-            }
             guard let pending = own.context.pending else { return body() }
             own.context.pending = nil
             defer { own.context.pending = pending }
             return body()
+        }
+
+        /// Runs `body`, a read through a property of a key whose default may start tasks, with what the property lends
+        /// bound instead, as a view of the levels the read walks: a task the default starts (`Task.immediate` among
+        /// them) reads them too, before its first suspension and after it.
+        @inline(never)
+        func bindingLent<T>(_ body: () -> T) -> T {
+            let (reader, lent) = (Reader(Store.binding.get().scope), own.context.lent)
+            let view = Scope(viewOf: nil, base: Snapshot.make(reader, lent: lent), root: reader.root(lent))
+            return isolated(keepingUpdate: true, binding: Binding(scope: view), body)
         }
 
         /// Releases what a write replaced, in a context of its own: a `deinit` it runs is not part of the write, and
