@@ -1132,13 +1132,13 @@ nonisolated extension InjectedValues {
         var owns: Root?
 
         /// Keeps a value, and returns what it replaces, to release after unlocking: for the scope's own reads, the
-        /// one built before, which an input's change since has made stale; for reads through what objects and
-        /// captures remember, one built for a read that saw the same, and the oldest beyond eight.
+        /// one they had, which an input's change since has made stale; for other reads (through objects, captures,
+        /// nested scopes, builds), one built for a read that saw the same, and the oldest beyond eight.
         func keep(_ value: Built, for id: ObjectIdentifier) -> [Built] {
-            let (old, others) = built[id, default: []].reduce(into: ([Built](), [Built]())) {
-                if $1.remembered == value.remembered { $0.0.append($1) } else { $0.1.append($1) }
-            }
-            let kept = value.remembered ? (old.filter { !$0.sawTheSame(as: value) } + [value]).suffix(8) : [value]
+            let (old, others) = built[id, default: []].filter { $0.box !== value.box }.reduce(
+                into: ([Built](), [Built]())
+            ) { if $1.own == value.own { $0.0.append($1) } else { $0.1.append($1) } }
+            let kept = value.own ? [value] : (old.filter { !$0.sawTheSame(as: value) } + [value]).suffix(8)
             built[id] = others + kept
             return old.filter { old in !kept.contains { $0.box === old.box } }
         }
@@ -1168,9 +1168,9 @@ nonisolated extension InjectedValues {
         /// theirs, and the root it ended at. Which cell keeps the value decides only how long it lives.
         var levels: [AnyBox?] = []
         weak var root: Root?
-        /// Whether the read walked what an object or a capture remembers, of a scope that had ended or from elsewhere,
-        /// rather than the scope's own levels.
-        var remembered = false
+        /// Whether it serves the scope's own reads: those the scope itself makes, in its operation, its update closure
+        /// and its tasks, rather than reads through objects, captures, nested scopes or builds.
+        var own = false
 
         /// Whether `other` was built for a read that saw what this one's did.
         func sawTheSame(as other: Built) -> Bool { sawTheSame(other.inputs, other.levels, at: other.root) }
@@ -1770,7 +1770,8 @@ nonisolated extension InjectedValues {
             {
                 if alone, level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
                 let base = Snapshot.make(reader, lent: lent)
-                return build(key, for: base, keepingIn: level, root: root, remembered: reader.counts(lent))
+                let own = level.cell === reader.cell && !reader.counts(lent)
+                return build(key, for: base, keepingIn: level, root: root, own: own)
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
@@ -1784,7 +1785,8 @@ nonisolated extension InjectedValues {
                 return value
             }
             let base = Snapshot.make(reader, lent: lent)
-            return build(key, for: base, keepingIn: level, root: root, remembered: reader.counts(lent))
+            let own = level.cell === reader.cell && !reader.counts(lent)
+            return build(key, for: base, keepingIn: level, root: root, own: own)
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -1929,7 +1931,7 @@ nonisolated extension InjectedValues {
                     }
                     let dropped = owner.withLock { owner -> [Built] in
                         guard !owner.ended, owner.version == start.owner else { return [] }
-                        (built.levels, built.root) = (inputs.map { owner.frame[$0] }, root)
+                        (built.levels, built.root, built.own) = (inputs.map { owner.frame[$0] }, root, true)
                         let derived = owner.madeDerived()
                         if derived.built[id]?.contains(where: { $0.sawTheSame(as: built) && state.isFresh($0) }) == true
                         {
@@ -1987,7 +1989,7 @@ nonisolated extension InjectedValues {
             for base: Snapshot?,
             keepingIn level: Level,
             root: Root,
-            remembered: Bool
+            own: Bool
         ) -> K.Value {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
@@ -2011,7 +2013,15 @@ nonisolated extension InjectedValues {
             }
             while true {
                 let kept = level.cell?.withLock { $0.derived?.built[id] } ?? []
-                if let found = kept.last(where: serves) { return taken(found) }
+                if var found = kept.last(where: serves) {
+                    // Built first for another read that saw the same: now the scope's own, which others cannot push out.
+                    if own, !found.own {
+                        found.own = true
+                        let dropped = level.cell?.withLock { $0.derived?.keep(found, for: id) }
+                        thread.releasing(consume dropped)
+                    }
+                    return taken(found)
+                }
                 // One build at a time for the cell, as for a root: others wait for it, then look again.
                 let (ticket, building, changed) =
                     level.cell?.withLock { state -> (BuildTicket?, Bool, Bool) in
@@ -2028,6 +2038,10 @@ nonisolated extension InjectedValues {
                     rootState = root.lock.withLock { $0 }
                     continue
                 }
+                // What the read sees of the inputs known so far, before the build and after: a write to one in another
+                // level meanwhile leaves a value the build may have made from the old one, which is not kept.
+                let known = knownInputs.withLock { $0[id] } ?? []
+                let before = seen(known)
                 let view = Scope(viewOf: nil, base: base, root: root)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
@@ -2040,8 +2054,9 @@ nonisolated extension InjectedValues {
                     rootWrites: rootState.writes,
                     levels: seen(inputs),
                     root: root,
-                    remembered: remembered || !level.live
+                    own: own && level.live
                 )
+                let unchanged = zip(before, seen(known)).allSatisfy { $0 === $1 }
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
                 let (other, dropped) =
                     level.cell?.withLock { state -> (Built?, [Built]) in
@@ -2050,7 +2065,7 @@ nonisolated extension InjectedValues {
                             return (nil, [])
                         }
                         derived.building[id] = nil
-                        guard keeps(state, inputs) else { return (nil, []) }
+                        guard unchanged, keeps(state, inputs) else { return (nil, []) }
                         if let other = derived.built[id]?.last(where: {
                             $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
                         }) {

@@ -229,6 +229,82 @@ struct DerivedDefaultThirdReviewFixTests {
         #expect(BadgeLedger.builds(endingWith: "own-plain@/live") == 1)
     }
 
+    @Test("a scope's instance that an object's read on a thread built first stays while it reads nine other objects")
+    func instanceAnObjectBuiltFirstStaysTheScopes() {
+        inFreshScope {
+            let models = (0..<9).map { index in
+                withInjectedValues {
+                    $0.badgeUser = "someone-\(index)"
+                } operation: {
+                    BadgeModel()
+                }
+            }
+            withInjectedValues {
+                $0.badgeDirectory = "/object-first"
+            } operation: {
+                let model = BadgeModel()
+                let first = BadgeSlot()
+                #expect(runOnThreads(1) { _ in first.badge = model.badge })
+                let own = InjectedValues[\.badge]
+                #expect(own === first.badge)
+                for other in models { _ = other.badge }
+                let again = BadgeSlot()
+                #expect(runOnThreads(1) { _ in again.badge = model.badge })
+                #expect(again.badge === own)
+                #expect(InjectedValues[\.badge] === own)
+            }
+        }
+        #expect(BadgeLedger.builds(endingWith: "anon@/object-first") == 1)
+    }
+
+    @Test("a scope keeps its instance after a scope inside it is built on another object's scope")
+    func scopeFromAnotherObjectLeavesTheInstance() {
+        inFreshScope {
+            let other = withInjectedValues {
+                $0.badgeUser = "from-other"
+            } operation: {
+                BadgeModel()
+            }
+            withInjectedValues {
+                $0.badgeDirectory = "/kept-from"
+            } operation: {
+                let first = InjectedValues[\.badge]
+                withInjectedValues(from: other.$badge) {
+                    #expect(InjectedValues[\.badge].label == "from-other@/kept-from")
+                }
+                #expect(InjectedValues[\.badge] === first)
+            }
+        }
+        #expect(BadgeLedger.builds(endingWith: "anon@/kept-from") == 1)
+    }
+
+    @Test("a write to an input in an outer scope while a nested scope builds from it leaves no stale value")
+    func outerWriteDuringANestedBuildIsNotKept() {
+        inFreshScope {
+            _ = InjectedValues[\.slowBadge]
+            withInjectedValues {
+                $0.badgeUser = "first"
+            } operation: {
+                let outer = BadgeModel()
+                withInjectedValues {
+                    $0.badgeDirectory = "/during"
+                    $0.slowBadgeGate = SlowBadgeGate()
+                } operation: {
+                    let gate = InjectedValues[\.slowBadgeGate]!
+                    let writer = Thread {
+                        _ = gate.userRead.wait(timeout: .now() + 10)
+                        outer.user = "second"
+                        gate.written.signal()
+                    }
+                    writer.start()
+                    #expect(InjectedValues[\.slowBadge].label == "first@/during")
+                    while !writer.isFinished { usleep(500) }
+                    #expect(InjectedValues[\.slowBadge].label == "second@/during")
+                }
+            }
+        }
+    }
+
     @Test("a write to an input in an outer scope releases what a nested scope built from the old value")
     func outerWriteReleasesTheNestedScopesStaleValue() {
         weak var old: Badge?
@@ -323,6 +399,34 @@ private enum BadgeTagKey: ReadOnlyInjectionKey {
     static var currentValue: String { "none" }
 }
 
+/// A place a thread puts the badge it read.
+final class BadgeSlot: @unchecked Sendable {
+    // `@unchecked Sendable`: written by one thread, read by the test after that thread has finished.
+    var badge: Badge?
+}
+
+/// Makes `SlowBadgeKey`'s build wait, after it reads the user, until the test has written it.
+final class SlowBadgeGate: Sendable {
+    let userRead = DispatchSemaphore(value: 0)
+    let written = DispatchSemaphore(value: 0)
+}
+
+private enum SlowBadgeGateKey: ReadOnlyInjectionKey {
+    static var currentValue: SlowBadgeGate? { nil }
+}
+
+/// A `.cached` default that reads the user, waits at the gate if there is one, then reads the directory.
+private enum SlowBadgeKey: ReadOnlyInjectionKey {
+    static var currentValue: Badge {
+        let user = InjectedValues[\.badgeUser]
+        if let gate = InjectedValues[\.slowBadgeGate] {
+            gate.userRead.signal()
+            _ = gate.written.wait(timeout: .now() + 10)
+        }
+        return Badge(label: user + "@" + InjectedValues[\.badgeDirectory])
+    }
+}
+
 /// Where `BadgeRelayKey`'s factory reads its value: another object's property.
 struct BadgeSource: Sendable {
     let model: BadgeModel?
@@ -368,6 +472,13 @@ extension InjectedValues {
     }
 
     var badgeRelay: Badge { Self[BadgeRelayKey.self] }
+
+    var slowBadge: Badge { Self[SlowBadgeKey.self] }
+
+    var slowBadgeGate: SlowBadgeGate? {
+        get { Self[SlowBadgeGateKey.self] }
+        set { Self[SlowBadgeGateKey.self] = newValue }
+    }
 }
 
 struct BadgeModel: Sendable {
