@@ -1770,8 +1770,13 @@ nonisolated extension InjectedValues {
             {
                 if alone, level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
                 let base = Snapshot.make(reader, lent: lent)
-                let own = level.cell === reader.cell && !reader.counts(lent)
-                return build(key, for: base, keepingIn: level, root: root, own: own)
+                return build(
+                    key,
+                    for: base,
+                    keepingIn: level,
+                    root: root,
+                    ownCell: reader.counts(lent) ? nil : reader.cell
+                )
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
@@ -1785,8 +1790,7 @@ nonisolated extension InjectedValues {
                 return value
             }
             let base = Snapshot.make(reader, lent: lent)
-            let own = level.cell === reader.cell && !reader.counts(lent)
-            return build(key, for: base, keepingIn: level, root: root, own: own)
+            return build(key, for: base, keepingIn: level, root: root, ownCell: reader.counts(lent) ? nil : reader.cell)
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -1989,7 +1993,7 @@ nonisolated extension InjectedValues {
             for base: Snapshot?,
             keepingIn level: Level,
             root: Root,
-            own: Bool
+            ownCell: Cell?
         ) -> K.Value {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
@@ -2006,28 +2010,34 @@ nonisolated extension InjectedValues {
                 return unbox(built.box, as: K.Value.self)
             }
             // Whether the cell may keep a value built from `inputs` now.
-            func keeps(_ state: CellState, _ inputs: [ObjectIdentifier]) -> Bool {
+            func keeps(_ state: CellState, in level: Level, _ inputs: [ObjectIdentifier]) -> Bool {
                 guard !state.ended else { return !level.live }
                 return level.live
                     && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
             while true {
-                let kept = level.cell?.withLock { $0.derived?.built[id] } ?? []
-                if var found = kept.last(where: serves) {
+                // Every value kept for the key in the levels the read walks, innermost first, newest first: one may be
+                // kept where the inputs of another build, known now, do not lead.
+                let kept = (base?.levels.compactMap { $0.cell ?? $0.keeper } ?? []).flatMap { cell in
+                    (cell.withLock { $0.derived?.built[id] } ?? []).reversed().map { (cell: cell, built: $0) }
+                }
+                if let (cell, kept) = kept.first(where: { serves($0.built) }) {
+                    var found = kept
                     // Built first for another read that saw the same: now the scope's own, which others cannot push out.
-                    if own, !found.own {
+                    if cell === ownCell, !found.own {
                         found.own = true
-                        let dropped = level.cell?.withLock { $0.derived?.keep(found, for: id) }
+                        let dropped = cell.withLock { $0.derived?.keep(found, for: id) }
                         thread.releasing(consume dropped)
                     }
                     return taken(found)
                 }
+                let newest = kept.first { $0.cell === level.cell }?.built.box
                 // One build at a time for the cell, as for a root: others wait for it, then look again.
                 let (ticket, building, changed) =
                     level.cell?.withLock { state -> (BuildTicket?, Bool, Bool) in
                         guard state.ended == !level.live else { return (nil, false, false) }
                         let derived = state.madeDerived()
-                        if derived.built[id]?.last?.box !== kept.last?.box { return (nil, false, true) }
+                        if derived.built[id]?.last?.box !== newest { return (nil, false, true) }
                         if let ticket = derived.building[id] { return (ticket, false, false) }
                         derived.building[id] = BuildTicket(key: K.self, builder: thread)
                         return (derived.building[id], true, false)
@@ -2038,34 +2048,43 @@ nonisolated extension InjectedValues {
                     rootState = root.lock.withLock { $0 }
                     continue
                 }
-                // What the read sees of the inputs known so far, before the build and after: a write to one in another
-                // level meanwhile leaves a value the build may have made from the old one, which is not kept.
-                let known = knownInputs.withLock { $0[id] } ?? []
-                let before = seen(known)
                 let view = Scope(viewOf: nil, base: base, root: root)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
                 knownInputs.withLock { $0[id] = inputs }
-                let built = Built(
+                var built = Built(
                     box: Box(value),
                     inputs: inputs,
                     rootWrites: rootState.writes,
                     levels: seen(inputs),
                     root: root,
-                    own: own && level.live
+                    own: false
                 )
-                let unchanged = zip(before, seen(known)).allSatisfy { $0 === $1 }
-                // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
-                let (other, dropped) =
-                    level.cell?.withLock { state -> (Built?, [Built]) in
+                // The levels as the read found them, frozen when `base` was made, before the build: a write to an input
+                // in one of them since leaves a value the build may have made from the old override, which is not kept.
+                let unchanged = zip(inputs, built.levels).allSatisfy { input, now in
+                    base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
+                }
+                // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
+                // build may have missed.
+                let home = base.flatMap { overridingLevel(of: inputs, Reader(snapshot: $0), nil)?.level } ?? level
+                built.own = home.cell != nil && home.cell === ownCell && home.live
+                let released =
+                    level.cell?.withLock { state -> Bool in
                         level.cell!.broadcast()
                         guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
-                            return (nil, [])
+                            return false
                         }
                         derived.building[id] = nil
-                        guard unchanged, keeps(state, inputs) else { return (nil, []) }
+                        return true
+                    } ?? false
+                // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
+                let (other, dropped) =
+                    (released && unchanged ? home.cell : nil)?.withLock { state -> (Built?, [Built]) in
+                        guard keeps(state, in: home, inputs) else { return (nil, []) }
+                        let derived = state.madeDerived()
                         if let other = derived.built[id]?.last(where: {
                             $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
                         }) {

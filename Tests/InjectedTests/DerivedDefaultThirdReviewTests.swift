@@ -305,6 +305,68 @@ struct DerivedDefaultThirdReviewFixTests {
         }
     }
 
+    @Test("a build of the key in another scope, which reads other inputs, leaves a running scope its instance")
+    func anotherScopesBuildLeavesTheInstance() {
+        inFreshScope {
+            withInjectedValues {
+                $0.badgeTag = "x"
+            } operation: {
+                withInjectedValues {
+                    $0.badgeUser = "split"
+                } operation: {
+                    _ = InjectedValues[\.dynamicBadge]
+                    let first = InjectedValues[\.dynamicBadge]
+                    #expect(runOnThreads(1) { _ in inFreshScope { _ = InjectedValues[\.dynamicBadge] } })
+                    #expect(InjectedValues[\.dynamicBadge] === first)
+                }
+            }
+        }
+    }
+
+    @Test("a nested scope's reads get one instance when the key reads an input the store did not know of")
+    func inputTheStoreDidNotKnowOfGetsOneInstance() {
+        inFreshScope {
+            withInjectedValues {
+                $0.badgeTag = "x"
+            } operation: {
+                withInjectedValues {
+                    $0.badgeUser = "unknown-input"
+                } operation: {
+                    let first = InjectedValues[\.flaggedBadge]
+                    #expect(InjectedValues[\.flaggedBadge] === first)
+                }
+            }
+        }
+        #expect(BadgeLedger.builds(endingWith: "flagged:x-unknown-input") == 1)
+    }
+
+    @Test("a write in an outer scope to an input the store did not know of, while a nested scope builds, is not kept")
+    func outerWriteToAnUnknownInputDuringABuildIsNotKept() {
+        inFreshScope {
+            #expect(InjectedValues[\.gatedDynamicBadge].label == "dyn:none")
+            withInjectedValues {
+                $0.badgeUser = "first"
+            } operation: {
+                let outer = BadgeModel()
+                withInjectedValues {
+                    $0.badgeTag = "x"
+                    $0.slowBadgeGate = SlowBadgeGate()
+                } operation: {
+                    let gate = InjectedValues[\.slowBadgeGate]!
+                    let writer = Thread {
+                        _ = gate.userRead.wait(timeout: .now() + 10)
+                        outer.user = "second"
+                        gate.written.signal()
+                    }
+                    writer.start()
+                    #expect(InjectedValues[\.gatedDynamicBadge].label == "dyn:x-first")
+                    while !writer.isFinished { usleep(500) }
+                    #expect(InjectedValues[\.gatedDynamicBadge].label == "dyn:x-second")
+                }
+            }
+        }
+    }
+
     @Test("a write to an input in an outer scope releases what a nested scope built from the old value")
     func outerWriteReleasesTheNestedScopesStaleValue() {
         weak var old: Badge?
@@ -427,6 +489,37 @@ private enum SlowBadgeKey: ReadOnlyInjectionKey {
     }
 }
 
+/// A `.cached` default that reads the user only where the tag is "x", as a default with a feature flag does.
+private enum DynamicBadgeKey: ReadOnlyInjectionKey {
+    static var currentValue: Badge {
+        let tag = InjectedValues[\.badgeTag]
+        return Badge(label: tag == "x" ? "dyn:x-" + InjectedValues[\.badgeUser] : "dyn:" + tag)
+    }
+}
+
+/// The same, for one test alone, so that no other test teaches the store that it reads the user.
+private enum FlaggedBadgeKey: ReadOnlyInjectionKey {
+    static var currentValue: Badge {
+        let tag = InjectedValues[\.badgeTag]
+        return Badge(label: tag == "x" ? "flagged:x-" + InjectedValues[\.badgeUser] : "flagged:" + tag)
+    }
+}
+
+/// The same, which waits at the gate after reading the user: its own key, so that no other test teaches the store
+/// that it reads the user.
+private enum GatedDynamicBadgeKey: ReadOnlyInjectionKey {
+    static var currentValue: Badge {
+        let tag = InjectedValues[\.badgeTag]
+        guard tag == "x" else { return Badge(label: "dyn:" + tag) }
+        let user = InjectedValues[\.badgeUser]
+        if let gate = InjectedValues[\.slowBadgeGate] {
+            gate.userRead.signal()
+            _ = gate.written.wait(timeout: .now() + 10)
+        }
+        return Badge(label: "dyn:x-" + user)
+    }
+}
+
 /// Where `BadgeRelayKey`'s factory reads its value: another object's property.
 struct BadgeSource: Sendable {
     let model: BadgeModel?
@@ -474,6 +567,12 @@ extension InjectedValues {
     var badgeRelay: Badge { Self[BadgeRelayKey.self] }
 
     var slowBadge: Badge { Self[SlowBadgeKey.self] }
+
+    var dynamicBadge: Badge { Self[DynamicBadgeKey.self] }
+
+    var gatedDynamicBadge: Badge { Self[GatedDynamicBadgeKey.self] }
+
+    var flaggedBadge: Badge { Self[FlaggedBadgeKey.self] }
 
     var slowBadgeGate: SlowBadgeGate? {
         get { Self[SlowBadgeGateKey.self] }
