@@ -1022,9 +1022,10 @@ nonisolated extension InjectedValues {
     // - One decision: `Store.place()` reads the binding and what a property lends in the thread's `Context`. What a
     //   task can inherit is in the binding: an update closure and a `.cached` build bind a view (a cell, no scope) of
     //   the scope or root they work for, so tasks started there read it too, and keep it no more than a snapshot does.
-    // - Derived defaults: a `.cached` build records the keys it reads (`inputs`); its value is kept where they come
-    //   from, the innermost level that overrides one (in the cell's `derived`), else the root; writes drop what was
-    //   built from the key written.
+    // - Derived defaults: a `.cached` build records the keys it reads (`inputs`) and what its read saw of them (each
+    //   override, and the root); its value serves only a read that sees the same. It is kept in the innermost level
+    //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
+    //   root: that decides how long it lives, not who gets it. Writes drop what was built from the key written.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
