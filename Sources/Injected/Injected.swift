@@ -2072,27 +2072,36 @@ nonisolated extension InjectedValues {
                 // build may have missed.
                 let home = base.flatMap { overridingLevel(of: inputs, Reader(snapshot: $0), nil)?.level } ?? level
                 built.own = home.cell != nil && home.cell === ownCell && home.live
-                let released =
-                    level.cell?.withLock { state -> Bool in
-                        level.cell!.broadcast()
-                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
-                            return false
-                        }
-                        derived.building[id] = nil
-                        return true
-                    } ?? false
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
-                let (other, dropped) =
-                    (released && unchanged ? home.cell : nil)?.withLock { state -> (Built?, [Built]) in
-                        guard keeps(state, in: home, inputs) else { return (nil, []) }
-                        let derived = state.madeDerived()
-                        if let other = derived.built[id]?.last(where: {
-                            $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
-                        }) {
-                            return (other, [])
-                        }
-                        return (nil, derived.keep(built, for: id))
-                    } ?? (nil, [])
+                func keep(_ state: inout CellState) -> (Built?, [Built]) {
+                    guard unchanged, keeps(state, in: home, inputs) else { return (nil, []) }
+                    let derived = state.madeDerived()
+                    if let other = derived.built[id]?.last(where: {
+                        $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
+                    }) {
+                        return (other, [])
+                    }
+                    return (nil, derived.keep(built, for: id))
+                }
+                var (other, dropped): (Built?, [Built]) = (nil, [])
+                if home.cell === level.cell {
+                    (other, dropped) =
+                        level.cell?.withLock { state in
+                            level.cell!.broadcast()
+                            guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
+                                return (nil, [])
+                            }
+                            derived.building[id] = nil
+                            return keep(&state)
+                        } ?? (nil, [])
+                } else {
+                    // Kept where it lives before the ticket is released, so that a read waiting for it finds it there.
+                    if ticket != nil { (other, dropped) = home.cell?.withLock { keep(&$0) } ?? (nil, []) }
+                    level.cell?.withLock { state in
+                        level.cell!.broadcast()
+                        if let ticket, state.derived?.building[id] === ticket { state.derived?.building[id] = nil }
+                    }
+                }
                 thread.releasing(consume dropped)
                 return other.map(taken) ?? value
             }
