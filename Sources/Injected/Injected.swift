@@ -1763,21 +1763,18 @@ nonisolated extension InjectedValues {
                 // A factory read through a property runs with what the property lends bound, for the tasks it starts.
                 return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
+            // The value built for the innermost level that overrides one of the key's inputs.
+            func built(for level: Level) -> K.Value {
+                let (base, ownCell) = (Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : reader.cell)
+                return build(key, for: base, keepingIn: level, root: root, ownCell: ownCell)
+            }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
             // not this reader's: it is built for that level, and the root's is not built.
             // A fresh scope's own cell, alone, is the root's own level: the root builds its values, one at a time.
             if let known = knownInputs.withLock({ $0[id] }),
                 let (level, alone) = overridingLevel(of: known, reader, lent)
             {
-                if alone, level.isOwn(of: root) { return rootEntry(for: key, in: root).value }
-                let base = Snapshot.make(reader, lent: lent)
-                return build(
-                    key,
-                    for: base,
-                    keepingIn: level,
-                    root: root,
-                    ownCell: reader.counts(lent) ? nil : reader.cell
-                )
+                return alone && level.isOwn(of: root) ? rootEntry(for: key, in: root).value : built(for: level)
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
@@ -1786,12 +1783,8 @@ nonisolated extension InjectedValues {
             thread.own.trigger = outer
             guard !inputs.isEmpty else { return value }
             thread.own.inputs?.append(contentsOf: inputs)
-            guard let (level, alone) = overridingLevel(of: inputs, reader, lent), !alone || !level.isOwn(of: root)
-            else {
-                return value
-            }
-            let base = Snapshot.make(reader, lent: lent)
-            return build(key, for: base, keepingIn: level, root: root, ownCell: reader.counts(lent) ? nil : reader.cell)
+            guard let (level, alone) = overridingLevel(of: inputs, reader, lent) else { return value }
+            return alone && level.isOwn(of: root) ? value : built(for: level)
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -2070,7 +2063,7 @@ nonisolated extension InjectedValues {
                 }
                 // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
                 // build may have missed.
-                let home = base.flatMap { overridingLevel(of: inputs, Reader(snapshot: $0), nil)?.level } ?? level
+                let home = levels.flatMap { overridingLevel(of: inputs, $0, nil)?.level } ?? level
                 built.own = home.cell != nil && home.cell === ownCell && home.live
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
                 func keep(_ state: inout CellState) -> (Built?, [Built]) {
