@@ -1025,7 +1025,8 @@ nonisolated extension InjectedValues {
     // - Derived defaults: a `.cached` build records the keys it reads (`inputs`) and what its read saw of them (each
     //   override, and the root); its value serves only a read that sees the same. It is kept in the innermost level
     //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
-    //   root: that decides how long it lives, not who gets it. Writes drop what was built from the key written.
+    //   root: that decides how long it lives, not who gets it. The scope's own reads, and the builds they start
+    //   (whose view names it `owner`), keep what they get in its cell too. Writes drop what was built from the key.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
@@ -1123,7 +1124,8 @@ nonisolated extension InjectedValues {
 
     /// What a cell keeps for derived defaults, guarded by the cell's lock.
     final class Derived {
-        /// The `.cached` values built for reads whose innermost level that overrides one of their inputs is this cell's.
+        /// The `.cached` values built for reads whose innermost level that overrides one of their inputs is this cell's,
+        /// and those the scope's own reads got, wherever they were built.
         ///
         /// Each has what its read saw; the newest few a key are kept, since reads through objects made at different
         /// times, or made elsewhere, see different inputs. Once the scope has ended, those built for objects' reads.
@@ -1134,7 +1136,7 @@ nonisolated extension InjectedValues {
 
         /// Keeps a value, and returns what it replaces, to release after unlocking: for the scope's own reads, the
         /// one they had, which an input's change since has made stale; for other reads (through objects, captures,
-        /// nested scopes, builds), one built for a read that saw the same, and the oldest beyond eight.
+        /// nested scopes, builds for those), one built for a read that saw the same, and the oldest beyond eight.
         func keep(_ value: Built, for id: ObjectIdentifier) -> [Built] {
             let (old, others) = built[id, default: []].filter { $0.box !== value.box }.reduce(
                 into: ([Built](), [Built]())
@@ -1170,7 +1172,9 @@ nonisolated extension InjectedValues {
         var levels: [AnyBox?] = []
         weak var root: Root?
         /// Whether it serves the scope's own reads: those the scope itself makes, in its operation, its update closure
-        /// and its tasks, rather than reads through objects, captures, nested scopes or builds.
+        /// and its tasks, and the builds they start, rather than reads through objects, captures or nested scopes.
+        ///
+        /// Kept in the scope's cell, wherever else it lives.
         var own = false
 
         /// Whether `other` was built for a read that saw what this one's did.
@@ -1204,14 +1208,22 @@ nonisolated extension InjectedValues {
         let root: Root?
         /// A view's root, weakly, as a snapshot holds it: `nil` for the global store, or once a fresh root has ended.
         weak let viewed: Root?
+        /// For a build's view, the cell of the scope whose own read it builds for: the values the build reads are part
+        /// of that scope's instance.
+        let builtFor: Cell?
 
         init(base: Snapshot?, root: Root) {
-            (cell, self.base, self.root, viewed) = (Cell(CellState(), striped: true), base, root, nil)
+            (cell, self.base, self.root, viewed, builtFor) = (Cell(CellState(), striped: true), base, root, nil, nil)
         }
 
-        init(viewOf cell: Cell?, base: Snapshot?, root: Root) {
+        init(viewOf cell: Cell?, base: Snapshot?, root: Root, builtFor: Cell? = nil) {
             (self.cell, self.base, self.root, viewed) = (cell, base, nil, root === Store.global ? nil : root)
+            self.builtFor = builtFor
         }
+
+        /// The cell of the scope whose own reads this scope's are, which keeps the instances they get: the scope's, or
+        /// what a view shows, or the one a build is for.
+        var owner: Cell? { builtFor ?? cell }
 
         /// The scope's end, when its last binding does: its cell is emptied, and what it held released.
         ///
@@ -1763,9 +1775,12 @@ nonisolated extension InjectedValues {
                 // A factory read through a property runs with what the property lends bound, for the tasks it starts.
                 return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
-            // The value built for the innermost level that overrides one of the key's inputs.
+            // The value built for the innermost level that overrides one of the key's inputs; for the binding's own read
+            // (the reader is the binding's), kept in its owner's cell too.
             func built(for level: Level) -> K.Value {
-                let (base, ownCell) = (Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : reader.cell)
+                let (base, ownCell) = (
+                    Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : binding.get().scope?.owner
+                )
                 return build(key, for: base, keepingIn: level, root: root, ownCell: ownCell)
             }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
@@ -2003,6 +2018,15 @@ nonisolated extension InjectedValues {
                 thread.own.inputs?.append(contentsOf: built.inputs)
                 return unbox(built.box, as: K.Value.self)
             }
+            // Keeps a value in the reading scope's own cell as its own, which other reads cannot push out, wherever else it
+            // is kept: it lives as long as the scope, and serves its reads while they see what the value's read saw.
+            func pin(_ value: Built) {
+                guard let ownCell else { return }
+                var own = value
+                own.own = true
+                let dropped = ownCell.withLock { $0.ended ? [] : $0.madeDerived().keep(own, for: id) }
+                thread.releasing(consume dropped)
+            }
             // Whether the cell may keep a value built from `inputs` now.
             func keeps(_ state: CellState, in level: Level, _ inputs: [ObjectIdentifier]) -> Bool {
                 guard !state.ended else { return !level.live }
@@ -2015,14 +2039,9 @@ nonisolated extension InjectedValues {
                 let kept = (base?.levels.compactMap { $0.cell ?? $0.keeper } ?? []).flatMap { cell in
                     (cell.withLock { $0.derived?.built[id] } ?? []).reversed().map { (cell: cell, built: $0) }
                 }
-                if let (cell, kept) = kept.first(where: { serves($0.built) }) {
-                    var found = kept
-                    // Built first for another read that saw the same: now the scope's own, which others cannot push out.
-                    if cell === ownCell, !found.own {
-                        found.own = true
-                        let dropped = cell.withLock { $0.derived?.keep(found, for: id) }
-                        thread.releasing(consume dropped)
-                    }
+                if let (cell, found) = kept.first(where: { serves($0.built) }) {
+                    // Built first for another read that saw the same, or kept elsewhere: now the scope's own too.
+                    if !(cell === ownCell && found.own) { pin(found) }
                     return taken(found)
                 }
                 let newest = kept.first { $0.cell === level.cell }?.built.box
@@ -2042,7 +2061,7 @@ nonisolated extension InjectedValues {
                     rootState = root.lock.withLock { $0 }
                     continue
                 }
-                let view = Scope(viewOf: nil, base: base, root: root)
+                let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
@@ -2096,6 +2115,7 @@ nonisolated extension InjectedValues {
                     }
                 }
                 thread.releasing(consume dropped)
+                if unchanged, !built.own { pin(other ?? built) }
                 return other.map(taken) ?? value
             }
         }
