@@ -1775,21 +1775,27 @@ nonisolated extension InjectedValues {
                 // A factory read through a property runs with what the property lends bound, for the tasks it starts.
                 return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
-            // The value built for the innermost level that overrides one of the key's inputs; for the binding's own read
-            // (the reader is the binding's), kept in its owner's cell too.
-            func built(for level: Level) -> K.Value {
+            // The value built for the innermost level that overrides one of `inputs`; for the binding's own read (the
+            // reader is the binding's), kept in its owner's cell too. `nil` where the build read none that a level
+            // overrides: the value is the root's.
+            func built(from inputs: [ObjectIdentifier]) -> K.Value? {
                 let (base, ownCell) = (
                     Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : binding.get().scope?.owner
                 )
-                return build(key, for: base, keepingIn: level, root: root, ownCell: ownCell)
+                return build(key, for: base, from: inputs, root: root, ownCell: ownCell)
+            }
+            // Whether the levels that override one of `inputs` are a fresh scope's own cell alone, the root's own
+            // level, whose values the root builds, one at a time; `nil` where no level overrides one.
+            func rootBuilds(_ inputs: [ObjectIdentifier]) -> Bool? {
+                overridingLevel(of: inputs, reader, lent).map { $0.alone && $0.level.isOwn(of: root) }
             }
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
-            // not this reader's: it is built for that level, and the root's is not built.
-            // A fresh scope's own cell, alone, is the root's own level: the root builds its values, one at a time.
-            if let known = knownInputs.withLock({ $0[id] }),
-                let (level, alone) = overridingLevel(of: known, reader, lent)
+            // not this reader's: it is built for that level, and the root's is not built. The inputs known are those of
+            // the last build, which may have taken another branch: the build's own decide where its value goes.
+            if let known = knownInputs.withLock({ $0[id] }), rootBuilds(known) == false,
+                let value = built(from: known)
             {
-                return alone && level.isOwn(of: root) ? rootEntry(for: key, in: root).value : built(for: level)
+                return value
             }
             // The outermost such read stays the trigger for the builds nested in this one.
             let outer = thread.own.trigger
@@ -1798,8 +1804,7 @@ nonisolated extension InjectedValues {
             thread.own.trigger = outer
             guard !inputs.isEmpty else { return value }
             thread.own.inputs?.append(contentsOf: inputs)
-            guard let (level, alone) = overridingLevel(of: inputs, reader, lent) else { return value }
-            return alone && level.isOwn(of: root) ? value : built(for: level)
+            return rootBuilds(inputs) == false ? built(from: inputs) ?? value : value
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -1991,27 +1996,30 @@ nonisolated extension InjectedValues {
             }
         }
 
-        /// Builds a `.cached` key's default for a read whose innermost overriding level is `level`, and keeps it there.
+        /// Builds a `.cached` key's default for a read whose innermost level that overrides one of `known` (the inputs
+        /// of its last build) is a scope's, and keeps it where the inputs it reads say; `nil` where it reads none that a
+        /// level overrides, whose value is the root's.
         ///
-        /// `base` shows the levels the read walks. The value is kept in `level`'s cell: while the scope runs, unless
-        /// an input has changed since; once it has ended, for the objects that remember the cell. A value kept there
-        /// serves a later read only if that read sees what this one saw: the same override of each input, and the
-        /// same root.
+        /// `base` shows the levels the read walks, and is where the levels come from: dead ones merged, as the values
+        /// built for them are kept. The value is kept in the innermost level that overrides one of its inputs: while
+        /// the scope runs, unless an input has changed since; once it has ended, for the objects that remember the
+        /// cell. A value kept there serves a later read only if that read sees what this one saw: the same override of
+        /// each input, and the same root.
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             for base: Snapshot?,
-            keepingIn level: Level,
+            from known: [ObjectIdentifier],
             root: Root,
             ownCell: Cell?
-        ) -> K.Value {
+        ) -> K.Value? {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
+            guard let level = levels.flatMap({ overridingLevel(of: known, $0, nil)?.level }) else { return nil }
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
             func seen(_ inputs: [ObjectIdentifier]) -> [AnyBox?] { inputs.map { levels?.box(for: $0, lent: nil) } }
-            // The root as an attempt begins: a value is stale if the root has had a write to an input since its build.
-            var rootState = root.lock.withLock { $0 }
+            // A value is stale if the root has had a write to an input since its build.
             func serves(_ built: Built) -> Bool {
                 built.sawTheSame(built.inputs, seen(built.inputs), at: root)
-                    && (built.root == nil || rootState.isFresh(built))
+                    && (built.root == nil || root.lock.withLock { $0.isFresh(built) })
             }
             // A value taken from another build adds its inputs to the build around this read.
             func taken(_ built: Built) -> K.Value {
@@ -2058,9 +2066,9 @@ nonisolated extension InjectedValues {
                 if changed { continue }
                 if let ticket, !building {
                     thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
-                    rootState = root.lock.withLock { $0 }
                     continue
                 }
+                let rootWrites = root.lock.withLock { $0.writes }
                 let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
@@ -2070,7 +2078,7 @@ nonisolated extension InjectedValues {
                 var built = Built(
                     box: Box(value),
                     inputs: inputs,
-                    rootWrites: rootState.writes,
+                    rootWrites: rootWrites,
                     levels: seen(inputs),
                     root: root,
                     own: false
@@ -2081,8 +2089,18 @@ nonisolated extension InjectedValues {
                     base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
                 }
                 // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
-                // build may have missed.
-                let home = levels.flatMap { overridingLevel(of: inputs, $0, nil)?.level } ?? level
+                // build may have missed; where none does, the value is the root's, which the root builds, in its world.
+                // Lets the reads waiting for this build look again.
+                func release() {
+                    level.cell?.withLock { state in
+                        level.cell!.broadcast()
+                        if let ticket, state.derived?.building[id] === ticket { state.derived?.building[id] = nil }
+                    }
+                }
+                guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
+                    release()
+                    return nil
+                }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
                 func keep(_ state: inout CellState) -> (Built?, [Built]) {
@@ -2109,10 +2127,7 @@ nonisolated extension InjectedValues {
                 } else {
                     // Kept where it lives before the ticket is released, so that a read waiting for it finds it there.
                     if ticket != nil { (other, dropped) = home.cell?.withLock { keep(&$0) } ?? (nil, []) }
-                    level.cell?.withLock { state in
-                        level.cell!.broadcast()
-                        if let ticket, state.derived?.building[id] === ticket { state.derived?.building[id] = nil }
-                    }
+                    release()
                 }
                 thread.releasing(consume dropped)
                 if unchanged, !built.own { pin(other ?? built) }

@@ -1,6 +1,7 @@
 import Foundation
-import Injected
 import Testing
+
+@testable import Injected
 
 /// What the fourth fresh-context review of the derived defaults left open, each a test that failed before its fix: a
 /// scope's own instance of a derived default stays its own, wherever the store keeps it, however many values other
@@ -78,6 +79,98 @@ struct DerivedDefaultOwnerTests {
             }
         }
         #expect(BadgeLedger.alive(endingWith: "anon@/pinned-capture") <= 1)
+    }
+}
+
+/// What a fifth fresh-context review found, present before the fourth's fixes too: a read that walks levels which ended
+/// one after another, and a default whose inputs differ from build to build.
+@Suite("A derived default's level is the one its read's snapshot shows")
+struct DerivedDefaultLevelTests {
+    @Test("an object whose scope and the scope around it have both ended reads a derived default and returns")
+    func objectOfTwoEndedScopesReturns() async {
+        await #expect(processExitsWith: .success) {
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                if finished.wait(timeout: .now() + 10) == .timedOut {
+                    FileHandle.standardError.write(Data("the read never returned\n".utf8))
+                    exit(3)
+                }
+            }.start()
+            _ = InjectedValues[\.badge]
+            let (outer, inner) = withInjectedValues {
+                $0.badgeDirectory = "/outer-ended"
+            } operation: {
+                (
+                    BadgeModel(),
+                    withInjectedValues {
+                        $0.badgeTag = "inner"
+                    } operation: {
+                        BadgeModel()
+                    }
+                )
+            }
+            precondition(outer.badge.label == "anon@/outer-ended")
+            let label = inner.badge.label
+            precondition(label == "anon@/outer-ended", "read \(label)")
+            finished.signal()
+        }
+    }
+
+    @Test("a derived default of a derived default, read in a scope nested in a fresh one, is built from that scope")
+    func derivedOfDerivedInAFreshScopesNestedScope() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues.Store.tests.withLock { $0.process = nil }  // An app's process, as in a preview.
+            withInjectedValues(fresh: true) {
+                $0.badgeDirectory = "/fresh-outer"
+            } operation: {
+                withInjectedValues {
+                    $0.badgeUser = "nested"
+                } operation: {
+                    let badge = InjectedValues[\.badge]
+                    let frame = InjectedValues[\.badgeFrame]
+                    precondition(frame.badge.label == "nested@/fresh-outer", "the frame holds \(frame.badge.label)")
+                    precondition(frame.badge === badge, "the frame holds another instance")
+                }
+            }
+        }
+    }
+
+    @Test("a default that reads a key only behind a flag is built for the nested scope that overrides that key")
+    func flaggedInputOverriddenInAFreshScopesNestedScope() async {
+        await #expect(processExitsWith: .success) {
+            _ = InjectedValues[\.dynamicBadge]
+            withInjectedValues(fresh: true) {
+                $0.badgeTag = "x"
+            } operation: {
+                withInjectedValues {
+                    $0.badgeUser = "flagged"
+                } operation: {
+                    let label = InjectedValues[\.dynamicBadge].label
+                    precondition(label == "dyn:x-flagged", "read \(label)")
+                }
+            }
+        }
+    }
+
+    @Test("a scope that overrides none of what a default read this time gets the store's one instance on every read")
+    func scopeGetsTheStoresInstanceWhenItOverridesNothingRead() async {
+        await #expect(processExitsWith: .success) {
+            let first = withInjectedValues {
+                $0.badgeUser = "b"
+            } operation: {
+                withInjectedValues {
+                    $0.badgeTag = "x"
+                } operation: {
+                    _ = InjectedValues[\.dynamicBadge]
+                }
+                let first = InjectedValues[\.dynamicBadge]
+                let second = InjectedValues[\.dynamicBadge]
+                precondition(first === second, "two instances: \(first.label), \(second.label)")
+                return first
+            }
+            precondition(first.label == "dyn:none")
+            precondition(InjectedValues[\.dynamicBadge] === first, "the store has another instance")
+        }
     }
 }
 
