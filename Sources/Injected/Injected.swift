@@ -1804,7 +1804,13 @@ nonisolated extension InjectedValues {
             thread.own.trigger = outer
             guard !inputs.isEmpty else { return value }
             thread.own.inputs?.append(contentsOf: inputs)
-            return rootBuilds(inputs) == false ? built(from: inputs) ?? value : value
+            guard rootBuilds(inputs) == false else { return value }
+            if let built = built(from: inputs) { return built }
+            // The build for the level read none that a level overrides: what the root's value read has changed since,
+            // as its value read again shows.
+            let (again, read) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
+            thread.own.inputs?.append(contentsOf: read)
+            return again
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -2013,7 +2019,6 @@ nonisolated extension InjectedValues {
             ownCell: Cell?
         ) -> K.Value? {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
-            guard let level = levels.flatMap({ overridingLevel(of: known, $0, nil)?.level }) else { return nil }
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
             func seen(_ inputs: [ObjectIdentifier]) -> [AnyBox?] { inputs.map { levels?.box(for: $0, lent: nil) } }
             // A value is stale if the root has had a write to an input since its build.
@@ -2041,7 +2046,9 @@ nonisolated extension InjectedValues {
                 return level.live
                     && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
+            var known = known
             while true {
+                guard let level = levels.flatMap({ overridingLevel(of: known, $0, nil)?.level }) else { return nil }
                 // Every value kept for the key in the levels the read walks, innermost first, newest first: one may be
                 // kept where the inputs of another build, known now, do not lead.
                 let kept = (base?.levels.compactMap { $0.cell ?? $0.keeper } ?? []).flatMap { cell in
@@ -2066,6 +2073,8 @@ nonisolated extension InjectedValues {
                 if changed { continue }
                 if let ticket, !building {
                     thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
+                    // The build waited for may have read other inputs than those known, which lead elsewhere now.
+                    known = knownInputs.withLock { $0[id] } ?? known
                     continue
                 }
                 let rootWrites = root.lock.withLock { $0.writes }

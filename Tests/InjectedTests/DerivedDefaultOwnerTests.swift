@@ -174,6 +174,52 @@ struct DerivedDefaultLevelTests {
     }
 }
 
+/// What a sixth review found in the fifth's fixes: a default whose flag changes between its builds.
+@Suite("A derived default whose inputs change between builds")
+struct DerivedDefaultChangingInputsTests {
+    @Test("a scope's read does not get the store's value built from an input the scope overrides, when a flag changes")
+    func flagSwitchedOffWhileTheStoreBuildsForAScope() async {
+        await #expect(processExitsWith: .success) {
+            _ = InjectedValues[\.feature]  // The flag is off: the store learns that the feature reads the flag.
+            InjectedValues[\.featureFlag] = true
+            FeatureGate.pauseOnAnon = true
+            Thread {
+                FeatureGate.building.wait()
+                InjectedValues[\.featureFlag] = false
+                FeatureGate.written.signal()
+            }.start()
+            withInjectedValues {
+                $0.badgeUser = "scoped"
+            } operation: {
+                let label = InjectedValues[\.feature].label
+                precondition(label == "user:scoped" || label == "off", "read \(label)")
+            }
+        }
+    }
+
+    @Test("threads that wait for a build that stopped reading the scope's override do not each build again")
+    func waitersDoNotEachBuildAgain() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.featureFlag] = true
+            _ = InjectedValues[\.feature]  // The store learns that the feature reads the flag and the user.
+            InjectedValues[\.featureFlag] = false
+            FeatureGate.slow = true
+            let before = FeatureGate.builds
+            let scope = withInjectedValues {
+                $0.badgeUser = "scoped"
+            } operation: {
+                InjectedValues.capture()
+            }
+            precondition(runOnThreads(8) { _ in scope.run { _ = InjectedValues[\.feature] } })
+            // The first build, made for the scope, read no input it overrides: it is not kept, and the store builds
+            // its own once.
+            let builds = FeatureGate.builds - before
+            precondition(builds <= 2, "built \(builds) times")
+            precondition(scope.run { InjectedValues[\.feature] } === InjectedValues[\.feature])
+        }
+    }
+}
+
 /// Nine models, each made in a scope of its own that sets `keyPath` to `prefix` and its index.
 private func nineModels(
     overriding keyPath: WritableKeyPath<InjectedValues, String>,
@@ -201,4 +247,56 @@ private enum BadgeFrameKey: ReadOnlyInjectionKey {
 
 extension InjectedValues {
     fileprivate var badgeFrame: BadgeFrame { Self[BadgeFrameKey.self] }
+}
+
+/// Where `FeatureKey`'s builds pause or slow down, in the process of one exit test.
+enum FeatureGate {
+    // `nonisolated(unsafe)`: set before the threads that read them start, or read and written holding `lock`.
+    nonisolated(unsafe) static var pauseOnAnon = false
+    nonisolated(unsafe) static var slow = false
+    static let building = DispatchSemaphore(value: 0)
+    static let written = DispatchSemaphore(value: 0)
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var made = 0
+
+    static var builds: Int { lock.withLock { made } }
+
+    static func built(_ label: String) {
+        lock.withLock { made += 1 }
+        if slow { usleep(20_000) }
+        if label == "user:anon", pauseOnAnon {
+            pauseOnAnon = false
+            building.signal()
+            written.wait()
+        }
+    }
+}
+
+/// A `.cached` default that reads the user only behind a feature flag.
+final class Feature: Sendable {
+    let label: String
+
+    init(label: String) {
+        self.label = label
+        FeatureGate.built(label)
+    }
+}
+
+private enum FeatureFlagKey: ReadOnlyInjectionKey {
+    static var currentValue: Bool { false }
+}
+
+private enum FeatureKey: ReadOnlyInjectionKey {
+    static var currentValue: Feature {
+        Feature(label: InjectedValues[\.featureFlag] ? "user:" + InjectedValues[\.badgeUser] : "off")
+    }
+}
+
+extension InjectedValues {
+    fileprivate var featureFlag: Bool {
+        get { Self[FeatureFlagKey.self] }
+        set { Self[FeatureFlagKey.self] = newValue }
+    }
+
+    fileprivate var feature: Feature { Self[FeatureKey.self] }
 }
