@@ -1026,7 +1026,8 @@ nonisolated extension InjectedValues {
     //   override, and the root); its value serves only a read that sees the same. It is kept in the innermost level
     //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
     //   root: that decides how long it lives, not who gets it. The scope's own reads, and the builds they start
-    //   (whose view names it `owner`), keep what they get in its cell too. Writes drop what was built from the key.
+    //   (whose view names its cell `builtFor`), keep what they get in its cell too. Writes drop what was built from
+    //   the key.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
@@ -2097,8 +2098,6 @@ nonisolated extension InjectedValues {
                 let unchanged = zip(inputs, built.levels).allSatisfy { input, now in
                     base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
                 }
-                // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
-                // build may have missed; where none does, the value is the root's, which the root builds, in its world.
                 // Lets the reads waiting for this build look again.
                 func release() {
                     level.cell?.withLock { state in
@@ -2106,6 +2105,8 @@ nonisolated extension InjectedValues {
                         if let ticket, state.derived?.building[id] === ticket { state.derived?.building[id] = nil }
                     }
                 }
+                // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
+                // build may have missed; where none does, the value is the root's, which the root builds, in its world.
                 guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
                     release()
                     return nil
