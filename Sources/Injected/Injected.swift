@@ -1132,6 +1132,8 @@ nonisolated extension InjectedValues {
         /// times, or made elsewhere, see different inputs. Once the scope has ended, those built for objects' reads.
         var built: [ObjectIdentifier: [Built]] = [:]
         var building: [ObjectIdentifier: BuildTicket] = [:]
+        /// The inputs each key's last build for the cell read, which the reads that waited for it follow.
+        var read: [ObjectIdentifier: [ObjectIdentifier]] = [:]
         /// For a fresh scope's own cell, its root, whose builds read the cell, until the scope ends.
         var owns: Root?
 
@@ -1798,20 +1800,19 @@ nonisolated extension InjectedValues {
             {
                 return value
             }
-            // The outermost such read stays the trigger for the builds nested in this one.
-            let outer = thread.own.trigger
-            thread.own.trigger = outer ?? (reader, lent)
-            let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
-            thread.own.trigger = outer
-            guard !inputs.isEmpty else { return value }
-            thread.own.inputs?.append(contentsOf: inputs)
-            guard rootBuilds(inputs) == false else { return value }
-            if let built = built(from: inputs) { return built }
-            // The build for the level read none that a level overrides: what the root's value read has changed since,
-            // as its value read again shows.
-            let (again, read) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
-            thread.own.inputs?.append(contentsOf: read)
-            return again
+            while true {
+                // The outermost such read stays the trigger for the builds nested in this one.
+                let outer = thread.own.trigger
+                thread.own.trigger = outer ?? (reader, lent)
+                let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
+                thread.own.trigger = outer
+                guard !inputs.isEmpty else { return value }
+                thread.own.inputs?.append(contentsOf: inputs)
+                guard rootBuilds(inputs) == false else { return value }
+                if let built = built(from: inputs) { return built }
+                // The build for the level read none that a level overrides: what the root's value read has changed
+                // since, and the read looks again, as long as they change.
+            }
         }
 
         /// The innermost level a read walks that overrides one of `inputs`: where a value built from them is kept, its
@@ -2075,7 +2076,7 @@ nonisolated extension InjectedValues {
                 if let ticket, !building {
                     thread.wait(for: ticket, on: level.cell!) { $0.derived?.building[id] !== ticket }
                     // The build waited for may have read other inputs than those known, which lead elsewhere now.
-                    known = knownInputs.withLock { $0[id] } ?? known
+                    known = level.cell!.withLock { $0.derived?.read[id] } ?? known
                     continue
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
@@ -2102,7 +2103,8 @@ nonisolated extension InjectedValues {
                 func release() {
                     level.cell?.withLock { state in
                         level.cell!.broadcast()
-                        if let ticket, state.derived?.building[id] === ticket { state.derived?.building[id] = nil }
+                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else { return }
+                        (derived.building[id], derived.read[id]) = (nil, inputs)
                     }
                 }
                 // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
@@ -2131,7 +2133,7 @@ nonisolated extension InjectedValues {
                             guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
                                 return (nil, [])
                             }
-                            derived.building[id] = nil
+                            (derived.building[id], derived.read[id]) = (nil, inputs)
                             return keep(&state)
                         } ?? (nil, [])
                 } else {

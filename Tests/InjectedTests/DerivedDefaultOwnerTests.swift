@@ -182,11 +182,17 @@ struct DerivedDefaultChangingInputsTests {
         await #expect(processExitsWith: .success) {
             _ = InjectedValues[\.feature]  // The flag is off: the store learns that the feature reads the flag.
             InjectedValues[\.featureFlag] = true
-            FeatureGate.pauseOnAnon = true
+            let (building, written, steps) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), Steps())
+            // The store's build for the scope's read pauses, and the flag is switched off meanwhile.
+            FeatureGate.hook = { label in
+                guard label == "user:anon", steps.advance(from: 0) else { return }
+                building.signal()
+                written.wait()
+            }
             Thread {
-                FeatureGate.building.wait()
+                building.wait()
                 InjectedValues[\.featureFlag] = false
-                FeatureGate.written.signal()
+                written.signal()
             }.start()
             withInjectedValues {
                 $0.badgeUser = "scoped"
@@ -203,7 +209,7 @@ struct DerivedDefaultChangingInputsTests {
             InjectedValues[\.featureFlag] = true
             _ = InjectedValues[\.feature]  // The store learns that the feature reads the flag and the user.
             InjectedValues[\.featureFlag] = false
-            FeatureGate.slow = true
+            FeatureGate.hook = { _ in usleep(20_000) }
             let before = FeatureGate.builds
             let scope = withInjectedValues {
                 $0.badgeUser = "scoped"
@@ -216,6 +222,73 @@ struct DerivedDefaultChangingInputsTests {
             let builds = FeatureGate.builds - before
             precondition(builds <= 2, "built \(builds) times")
             precondition(scope.run { InjectedValues[\.feature] } === InjectedValues[\.feature])
+        }
+    }
+
+    @Test("threads that wait for a scope's build follow what it read, not what another scope's build read")
+    func waitersFollowTheirOwnBuild() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.featureFlag] = true
+            FeatureGate.hook = { label in if label == "user:scoped" { usleep(300) } }
+            let finished = Steps()
+            // Another scope's builds, with the flag off, teach the store that the feature reads the flag alone.
+            Thread {
+                while !finished.isAt(1) {
+                    _ = withInjectedValues {
+                        $0.featureFlag = false
+                    } operation: {
+                        InjectedValues[\.feature]
+                    }
+                }
+            }.start()
+            let wrong = Steps()
+            for _ in 0..<200 {
+                let scope = withInjectedValues {
+                    $0.badgeUser = "scoped"
+                } operation: {
+                    InjectedValues.capture()
+                }
+                precondition(
+                    runOnThreads(2) { _ in
+                        if scope.run({ InjectedValues[\.feature].label }) != "user:scoped" { wrong.count() }
+                    }
+                )
+            }
+            _ = finished.advance(from: 0)
+            precondition(wrong.isAt(0), "\(wrong.value) reads of 400 got another scope's or the store's instance")
+        }
+    }
+
+    @Test("a scope's read does not get the store's value built from an input it overrides, when a flag flips twice")
+    func flagFlippedTwiceWhileAScopeBuilds() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.featureFlag] = true
+            let gates = (0..<4).map { _ in DispatchSemaphore(value: 0) }
+            let steps = Steps()
+            // The store's build pauses while the flag is switched off; the scope's build, while it is switched on.
+            FeatureGate.hook = { label in
+                if label == "user:anon", steps.advance(from: 0) {
+                    gates[0].signal()
+                    gates[1].wait()
+                } else if label == "off", steps.advance(from: 1) {
+                    gates[2].signal()
+                    gates[3].wait()
+                }
+            }
+            Thread {
+                gates[0].wait()
+                InjectedValues[\.featureFlag] = false
+                gates[1].signal()
+                gates[2].wait()
+                InjectedValues[\.featureFlag] = true
+                gates[3].signal()
+            }.start()
+            withInjectedValues {
+                $0.badgeUser = "scoped"
+            } operation: {
+                let label = InjectedValues[\.feature].label
+                precondition(label == "user:scoped" || label == "off", "read \(label)")
+            }
         }
     }
 }
@@ -249,13 +322,11 @@ extension InjectedValues {
     fileprivate var badgeFrame: BadgeFrame { Self[BadgeFrameKey.self] }
 }
 
-/// Where `FeatureKey`'s builds pause or slow down, in the process of one exit test.
+/// Counts `FeatureKey`'s builds, and runs an exit test's hook in each, where it pauses or slows them down.
 enum FeatureGate {
-    // `nonisolated(unsafe)`: set before the threads that read them start, or read and written holding `lock`.
-    nonisolated(unsafe) static var pauseOnAnon = false
-    nonisolated(unsafe) static var slow = false
-    static let building = DispatchSemaphore(value: 0)
-    static let written = DispatchSemaphore(value: 0)
+    // `nonisolated(unsafe)`: `hook` is set by an exit test before the threads that build the feature start; `made`
+    // is read and written holding `lock`.
+    nonisolated(unsafe) static var hook: (@Sendable (String) -> Void)?
     private static let lock = NSLock()
     nonisolated(unsafe) private static var made = 0
 
@@ -263,13 +334,30 @@ enum FeatureGate {
 
     static func built(_ label: String) {
         lock.withLock { made += 1 }
-        if slow { usleep(20_000) }
-        if label == "user:anon", pauseOnAnon {
-            pauseOnAnon = false
-            building.signal()
-            written.wait()
+        hook?(label)
+    }
+}
+
+/// A counter that threads step, under a lock.
+final class Steps: @unchecked Sendable {
+    // `@unchecked Sendable`: `step` is read and written only holding `lock`.
+    private let lock = NSLock()
+    private var step = 0
+
+    var value: Int { lock.withLock { step } }
+
+    /// Moves to the next step if this is `from`, and says whether it did.
+    func advance(from: Int) -> Bool {
+        lock.withLock {
+            guard step == from else { return false }
+            step += 1
+            return true
         }
     }
+
+    func count() { lock.withLock { step += 1 } }
+
+    func isAt(_ value: Int) -> Bool { lock.withLock { step == value } }
 }
 
 /// A `.cached` default that reads the user only behind a feature flag.
