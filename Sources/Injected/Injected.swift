@@ -2033,14 +2033,29 @@ nonisolated extension InjectedValues {
                 thread.own.inputs?.append(contentsOf: built.inputs)
                 return unbox(built.box, as: K.Value.self)
             }
-            // Keeps a value in the reading scope's own cell as its own, which other reads cannot push out, wherever else it
-            // is kept: it lives as long as the scope, and serves its reads while they see what the value's read saw.
-            func pin(_ value: Built) {
-                guard let ownCell else { return }
-                var own = value
-                own.own = true
-                let dropped = ownCell.withLock { $0.ended ? [] : $0.madeDerived().keep(own, for: id) }
-                thread.releasing(consume dropped)
+            // The value the reading scope's own reads get: one its cell keeps as its own, which other reads cannot push
+            // out, wherever else the value is kept, while it serves them; else `value`, kept so. It replaces one that
+            // no longer serves, checked outside the lock, only if no other read has replaced that one since: a read
+            // that found or built its value before a write must not push out the instance a read made since from the
+            // write, and two reads that each found or built one get the same.
+            func pin(_ value: Built) -> Built {
+                guard let ownCell else { return value }
+                while true {
+                    let current = ownCell.withLock { $0.derived?.built[id]?.first { $0.own } }
+                    if let current, current.box === value.box || serves(current) { return current }
+                    guard serves(value) else { return value }
+                    var own = value
+                    own.own = true
+                    let dropped = ownCell.withLock { state -> [Built]? in
+                        guard state.derived?.built[id]?.first(where: { $0.own })?.box === current?.box else {
+                            return nil
+                        }
+                        return state.ended ? [] : state.madeDerived().keep(own, for: id)
+                    }
+                    guard let dropped else { continue }
+                    thread.releasing(consume dropped)
+                    return value
+                }
             }
             // Whether the cell may keep a value built from `inputs` now.
             func keeps(_ state: CellState, in level: Level, _ inputs: [ObjectIdentifier]) -> Bool {
@@ -2058,8 +2073,7 @@ nonisolated extension InjectedValues {
                 }
                 if let (cell, found) = kept.first(where: { serves($0.built) }) {
                     // Built first for another read that saw the same, or kept elsewhere: now the scope's own too.
-                    if !(cell === ownCell && found.own) { pin(found) }
-                    return taken(found)
+                    return taken(cell === ownCell && found.own ? found : pin(found))
                 }
                 let newest = kept.first { $0.cell === level.cell }?.built.box
                 // One build at a time for the cell, as for a root: others wait for it, then look again.
@@ -2142,8 +2156,8 @@ nonisolated extension InjectedValues {
                     release()
                 }
                 thread.releasing(consume dropped)
-                if unchanged, !built.own { pin(other ?? built) }
-                return other.map(taken) ?? value
+                let chosen = unchanged && !built.own ? pin(other ?? built) : other ?? built
+                return chosen.box === built.box ? value : taken(chosen)
             }
         }
 
