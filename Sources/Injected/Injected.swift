@@ -2113,18 +2113,24 @@ nonisolated extension InjectedValues {
                 let unchanged = zip(inputs, built.levels).allSatisfy { input, now in
                     base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
                 }
-                // Lets the reads waiting for this build look again.
-                func release() {
+                // Lets the reads waiting for this build look again, and where the build still holds its ticket (no reset
+                // dropped it), runs `then` in the same step, so that they find what it keeps.
+                func release(
+                    then: (inout CellState) -> (Built?, [Built]) = { _ in (nil, []) }
+                ) -> (Built?, [Built]) {
                     level.cell?.withLock { state in
                         level.cell!.broadcast()
-                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else { return }
+                        guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
+                            return (nil, [])
+                        }
                         (derived.building[id], derived.read[id]) = (nil, inputs)
-                    }
+                        return then(&state)
+                    } ?? (nil, [])
                 }
                 // Kept where its inputs say: the innermost level that overrides one, which the inputs known before the
                 // build may have missed; where none does, the value is the root's, which the root builds, in its world.
                 guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
-                    release()
+                    _ = release()
                     return nil
                 }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
@@ -2141,19 +2147,11 @@ nonisolated extension InjectedValues {
                 }
                 var (other, dropped): (Built?, [Built]) = (nil, [])
                 if home.cell === level.cell {
-                    (other, dropped) =
-                        level.cell?.withLock { state in
-                            level.cell!.broadcast()
-                            guard let ticket, let derived = state.derived, derived.building[id] === ticket else {
-                                return (nil, [])
-                            }
-                            (derived.building[id], derived.read[id]) = (nil, inputs)
-                            return keep(&state)
-                        } ?? (nil, [])
+                    (other, dropped) = release(then: keep)
                 } else {
                     // Kept where it lives before the ticket is released, so that a read waiting for it finds it there.
                     if ticket != nil { (other, dropped) = home.cell?.withLock { keep(&$0) } ?? (nil, []) }
-                    release()
+                    _ = release()
                 }
                 thread.releasing(consume dropped)
                 let chosen = unchanged && !built.own ? pin(other ?? built) : other ?? built
