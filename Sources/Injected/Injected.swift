@@ -1025,9 +1025,9 @@ nonisolated extension InjectedValues {
     // - Derived defaults: a `.cached` build records the keys it reads (`inputs`) and what its read saw of them (each
     //   override, and the root); its value serves only a read that sees the same. It is kept in the innermost level
     //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
-    //   root: that decides how long it lives, not who gets it. The scope's own reads, and the builds they start
-    //   (whose view names its cell `builtFor`), keep what they get in its cell too. Writes drop what was built from
-    //   the key.
+    //   root: that decides how long it lives, not who gets it; its build sees that level and those around it, no inner
+    //   one. The scope's own reads, and the builds they start (whose view names its cell `builtFor`), keep what they
+    //   get in its cell too. Writes drop what was built from the key.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
@@ -2063,6 +2063,12 @@ nonisolated extension InjectedValues {
                 return level.live
                     && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
+            // The tail of `base` from its innermost level that overrides one of `inputs`.
+            func tail(overriding inputs: [ObjectIdentifier]) -> Snapshot? {
+                base?.levels.first { level in
+                    inputs.contains { Snapshot.box(for: $0, in: level.cell, level.frozen) != nil }
+                }
+            }
             var known = known
             while true {
                 guard let level = levels.flatMap({ overridingLevel(of: known, $0, nil)?.level }) else { return nil }
@@ -2094,7 +2100,11 @@ nonisolated extension InjectedValues {
                     continue
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
-                let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
+                // The build sees the levels from the innermost one that overrides one of `known` outward, so that what
+                // it makes remembers no level inside that one, which other reads of the value do not walk. Only a build
+                // that sees every level the read walks builds for the reading scope's own instance.
+                let shown = tail(overriding: known)
+                let view = Scope(viewOf: nil, base: shown, root: root, builtFor: shown === base ? ownCell : nil)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
@@ -2132,6 +2142,13 @@ nonisolated extension InjectedValues {
                 guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
                     _ = release()
                     return nil
+                }
+                // The build read an input that another level than the one it saw from overrides: its value is not this
+                // read's, which looks again from there.
+                if tail(overriding: inputs) !== shown {
+                    _ = release()
+                    known = inputs
+                    continue
                 }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.

@@ -172,6 +172,31 @@ struct DerivedDefaultLevelTests {
             precondition(InjectedValues[\.dynamicBadge] === first, "the store has another instance")
         }
     }
+
+    @Test("an outer scope's instance first read in a nested scope remembers none of the nested scope's overrides")
+    func outerInstanceReadInANestedScopeRemembersOnlyTheOuterScope() {
+        inFreshScope {
+            _ = InjectedValues[\.userCard]
+            withInjectedValues {
+                $0.badgeUser = "outer"
+            } operation: {
+                let inNested = withInjectedValues {
+                    $0.badgeTag = "nested"
+                } operation: {
+                    InjectedValues[\.userCard]
+                }
+                let card = InjectedValues[\.userCard]
+                #expect(card === inNested)
+                #expect(card.user == "outer")
+                #expect(card.tag.wrappedValue == "none")
+                withInjectedValues {
+                    $0.badgeTag = "read-here"
+                } operation: {
+                    #expect(card.tag.wrappedValue == "read-here")
+                }
+            }
+        }
+    }
 }
 
 /// What a sixth review found in the fifth's fixes: a default whose flag changes between its builds.
@@ -320,6 +345,21 @@ private enum BadgeFrameKey: ReadOnlyInjectionKey {
 
 extension InjectedValues {
     fileprivate var badgeFrame: BadgeFrame { Self[BadgeFrameKey.self] }
+}
+
+/// A `.cached` default derived from the user, which keeps a property of the tag: what the property remembers is the
+/// scope the card was built for.
+final class UserCard: Sendable {
+    let user = InjectedValues[\.badgeUser]
+    let tag = Injected(\.badgeTag)
+}
+
+private enum UserCardKey: ReadOnlyInjectionKey {
+    static var currentValue: UserCard { UserCard() }
+}
+
+extension InjectedValues {
+    fileprivate var userCard: UserCard { Self[UserCardKey.self] }
 }
 
 /// Counts `FeatureKey`'s builds, and runs an exit test's hook in each, where it pauses or slows them down.
