@@ -173,6 +173,101 @@ struct DerivedDefaultLevelTests {
         }
     }
 
+    @Test("a build for an outer scope reads a nested scope's override of a key its earlier builds never read")
+    func buildReadsTheNestedOverrideOfANewInput() async {
+        await #expect(processExitsWith: .success) {
+            let reports = StringLog()
+            let labels = withTestInjectedValues(strict: true, reportingTo: reports.append) { _ in
+            } operation: {
+                ["basic", "premium"].map { tier in
+                    withInjectedValues {
+                        $0.tierUser = tier
+                    } operation: {
+                        withInjectedValues {
+                            $0.tierTag = "request"
+                        } operation: {
+                            InjectedValues[\.tierService].label
+                        }
+                    }
+                }
+            }
+            precondition(labels == ["basic", "premium#request"], "read \(labels)")
+            precondition(!reports.entries.contains { $0.contains("TierTagKey") }, "reported \(reports.entries)")
+            precondition(TierLedger.liveTags == 0, "the live tag was evaluated \(TierLedger.liveTags) times")
+        }
+    }
+
+    @Test("requests alternating between services that read the tag and services that do not build one each")
+    func alternatingInputsBuildOncePerRequest() async {
+        await #expect(processExitsWith: .success) {
+            for tier in ["premium-warm", "basic-warm"] {
+                withInjectedValues {
+                    $0.tierUser = tier
+                } operation: {
+                    withInjectedValues {
+                        $0.tierTag = "warm"
+                    } operation: {
+                        _ = InjectedValues[\.tierService]
+                    }
+                }
+            }
+            let before = TierLedger.builds
+            for index in 0..<6 {
+                let tier = index.isMultiple(of: 2) ? "premium-\(index)" : "basic-\(index)"
+                withInjectedValues {
+                    $0.tierUser = tier
+                } operation: {
+                    withInjectedValues {
+                        $0.tierTag = "request-\(index)"
+                    } operation: {
+                        let label = InjectedValues[\.tierService].label
+                        precondition(label == (index.isMultiple(of: 2) ? "\(tier)#request-\(index)" : tier))
+                    }
+                }
+            }
+            precondition(TierLedger.builds - before == 6, "\(TierLedger.builds - before) builds for 6 requests")
+        }
+    }
+
+    @Test(
+        "a default that reads the tag on every other build returns in a nested scope, built a bounded number of times"
+    )
+    func defaultWhoseInputsAlternateReturns() async {
+        await #expect(processExitsWith: .success) {
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                if finished.wait(timeout: .now() + 10) == .timedOut {
+                    FileHandle.standardError.write(Data("the read never returned\n".utf8))
+                    exit(3)
+                }
+            }.start()
+            withInjectedValues {
+                $0.tierUser = "a"
+            } operation: {
+                _ = InjectedValues[\.alternating]
+            }
+            withInjectedValues {
+                $0.tierUser = "b"
+                $0.tierTag = "t"
+            } operation: {
+                _ = InjectedValues[\.alternating]
+            }
+            let before = TierLedger.builds
+            let label = withInjectedValues {
+                $0.tierUser = "outer"
+            } operation: {
+                withInjectedValues {
+                    $0.tierTag = "nested"
+                } operation: {
+                    InjectedValues[\.alternating].label
+                }
+            }
+            precondition(label.hasPrefix("outer"), "read \(label)")
+            precondition(TierLedger.builds - before <= 3, "\(TierLedger.builds - before) builds for one read")
+            finished.signal()
+        }
+    }
+
     @Test("an outer scope's instance first read in a nested scope remembers none of the nested scope's overrides")
     func outerInstanceReadInANestedScopeRemembersOnlyTheOuterScope() {
         inFreshScope {
@@ -345,6 +440,75 @@ private enum BadgeFrameKey: ReadOnlyInjectionKey {
 
 extension InjectedValues {
     fileprivate var badgeFrame: BadgeFrame { Self[BadgeFrameKey.self] }
+}
+
+/// Counts builds of `TierServiceKey` and `AlternatingKey`, and evaluations of `TierTagKey`'s live default.
+enum TierLedger {
+    private static let lock = NSLock()
+    // `nonisolated(unsafe)`: read and written only holding `lock`.
+    nonisolated(unsafe) private static var counts = (builds: 0, liveTags: 0)
+
+    static var builds: Int { lock.withLock { counts.builds } }
+    static var liveTags: Int { lock.withLock { counts.liveTags } }
+
+    static func built() { lock.withLock { counts.builds += 1 } }
+    static func evaluatedTag() { lock.withLock { counts.liveTags += 1 } }
+}
+
+/// A service that reads the request's tag only for premium users, as a server's might.
+final class TierService: Sendable {
+    let label: String
+
+    init() {
+        TierLedger.built()
+        let user = InjectedValues[\.tierUser]
+        label = user.hasPrefix("premium") ? user + "#" + InjectedValues[\.tierTag] : user
+    }
+}
+
+/// A service that reads the tag on every other build, as one behind a flag that keeps changing does.
+final class AlternatingService: Sendable {
+    let label: String
+
+    init() {
+        TierLedger.built()
+        let user = InjectedValues[\.tierUser]
+        label = TierLedger.builds.isMultiple(of: 2) ? user + "#" + InjectedValues[\.tierTag] : user
+    }
+}
+
+private enum TierUserKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "anon" }
+}
+
+private enum TierTagKey: ReadOnlyInjectionKey {
+    static var currentValue: String {
+        TierLedger.evaluatedTag()
+        return "none"
+    }
+}
+
+private enum TierServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: TierService { TierService() }
+}
+
+private enum AlternatingKey: ReadOnlyInjectionKey {
+    static var currentValue: AlternatingService { AlternatingService() }
+}
+
+extension InjectedValues {
+    fileprivate var tierUser: String {
+        get { Self[TierUserKey.self] }
+        set { Self[TierUserKey.self] = newValue }
+    }
+
+    fileprivate var tierTag: String {
+        get { Self[TierTagKey.self] }
+        set { Self[TierTagKey.self] = newValue }
+    }
+
+    fileprivate var tierService: TierService { Self[TierServiceKey.self] }
+    fileprivate var alternating: AlternatingService { Self[AlternatingKey.self] }
 }
 
 /// A `.cached` default derived from the user, which keeps a property of the tag: what the property remembers is the
