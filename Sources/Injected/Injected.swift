@@ -1952,7 +1952,7 @@ nonisolated extension InjectedValues {
                 let unreported = thread.own.skippedReport
                 thread.own.skippedReport = skipped || unreported
                 ticket.finish()
-                let (inputs, dropped) = root.lock.withLock { state -> ([ObjectIdentifier], [Built]) in
+                let (inputs, dropped, other) = root.lock.withLock { state -> ([ObjectIdentifier], [Built], Built?) in
                     root.lock.broadcast()
                     var seen = Swift.Set<ObjectIdentifier>()
                     let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
@@ -1960,10 +1960,10 @@ nonisolated extension InjectedValues {
                     }
                     // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
                     // the caller alone gets it.
-                    guard state.building[id] === ticket else { return (inputs, []) }
+                    guard state.building[id] === ticket else { return (inputs, [], nil) }
                     state.building[id] = nil
                     guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
-                        return (inputs, [])
+                        return (inputs, [], nil)
                     }
                     var built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
                     guard let owner = state.owner,
@@ -1971,23 +1971,26 @@ nonisolated extension InjectedValues {
                             || owner.withLock({ owner in inputs.contains { owner.frame[$0] != nil } })
                     else {
                         state.cache[id] = built
-                        return (inputs, [])
+                        return (inputs, [], nil)
                     }
-                    let dropped = owner.withLock { owner -> [Built] in
-                        guard !owner.ended, owner.version == start.owner else { return [] }
+                    return owner.withLock { owner in
+                        guard !owner.ended, owner.version == start.owner else { return (inputs, [], nil) }
                         (built.levels, built.root, built.own) = (inputs.map { owner.frame[$0] }, root, true)
                         let derived = owner.madeDerived()
-                        if derived.built[id]?.contains(where: { $0.sawTheSame(as: built) && state.isFresh($0) }) == true
-                        {
-                            return []
-                        }
-                        return derived.keep(built, for: id)
+                        // What a read that saw the same kept in the cell meanwhile wins, as the scope's own, so that
+                        // the scope's reads get one instance.
+                        guard
+                            var other = derived.built[id]?.last(where: { $0.sawTheSame(as: built) && state.isFresh($0) }
+                            )
+                        else { return (inputs, derived.keep(built, for: id), nil) }
+                        if other.own { return (inputs, [], other) }
+                        other.own = true
+                        return (inputs, derived.keep(other, for: id), other)
                     }
-                    return (inputs, dropped)
                 }
                 thread.releasing(consume dropped)
                 learn(inputs, of: id)
-                return (value, inputs)
+                return (other.map { unbox($0.box, as: K.Value.self) } ?? value, inputs)
             }
         }
 

@@ -62,6 +62,37 @@ struct DerivedDefaultOwnerTests {
         #expect(BadgeLedger.builds(endingWith: "anon@/ended-capture") == 1)
     }
 
+    @Test("a fresh scope's own read gets the instance a nested scope's read kept in the fresh scope while it built")
+    func freshScopesOwnReadTakesTheInstanceKeptMeanwhile() async {
+        await #expect(processExitsWith: .success) {
+            withInjectedValues {
+                $0.tierUser = "premium"
+                $0.tierTag = "warm"
+            } operation: {
+                _ = InjectedValues[\.gatedTierService]
+            }
+            withInjectedValues(fresh: true) {
+                $0.tierUser = "basic"
+            } operation: {
+                let fresh = InjectedValues.capture()
+                Thread {
+                    guard TierGate.ownBuildStarted.wait(timeout: .now() + 10) == .success else { exit(4) }
+                    fresh.run {
+                        withInjectedValues {
+                            $0.tierTag = "nested"
+                        } operation: {
+                            _ = InjectedValues[\.gatedTierService]
+                        }
+                    }
+                    TierGate.nestedReadDone.signal()
+                }.start()
+                let first = InjectedValues[\.gatedTierService]
+                let second = InjectedValues[\.gatedTierService]
+                precondition(first === second, "two instances: the scope's own read kept one, the next got another")
+            }
+        }
+    }
+
     @Test("the instances a scope pins where its levels have ended are released with the scope")
     func pinnedInstancesAreReleasedWithTheScope() {
         let captured = withInjectedValues {
@@ -464,6 +495,48 @@ final class TierService: Sendable {
         let user = InjectedValues[\.tierUser]
         label = user.hasPrefix("premium") ? user + "#" + InjectedValues[\.tierTag] : user
     }
+}
+
+/// Pauses the first build of `GatedTierService` for a basic user until a nested scope's read has kept its own.
+enum TierGate {
+    static let ownBuildStarted = DispatchSemaphore(value: 0)
+    static let nestedReadDone = DispatchSemaphore(value: 0)
+    private static let lock = NSLock()
+    // `nonisolated(unsafe)`: read and written only holding `lock`.
+    nonisolated(unsafe) private static var basicBuilds = 0
+
+    static func building(_ user: String) {
+        guard user == "basic",
+            lock.withLock({ () -> Int in
+                basicBuilds += 1
+                return basicBuilds
+            }) == 1
+        else { return }
+        ownBuildStarted.signal()
+        if nestedReadDone.wait(timeout: .now() + 10) == .timedOut {
+            FileHandle.standardError.write(Data("the nested scope's read waited for this build\n".utf8))
+            exit(3)
+        }
+    }
+}
+
+/// `TierService`, whose first build for a basic user waits at `TierGate`.
+final class GatedTierService: Sendable {
+    let label: String
+
+    init() {
+        let user = InjectedValues[\.tierUser]
+        label = user.hasPrefix("premium") ? user + "#" + InjectedValues[\.tierTag] : user
+        TierGate.building(user)
+    }
+}
+
+private enum GatedTierServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: GatedTierService { GatedTierService() }
+}
+
+extension InjectedValues {
+    fileprivate var gatedTierService: GatedTierService { Self[GatedTierServiceKey.self] }
 }
 
 /// A service that reads the tag on every other build, as one behind a flag that keeps changing does.
