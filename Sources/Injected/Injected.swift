@@ -1025,10 +1025,9 @@ nonisolated extension InjectedValues {
     // - Derived defaults: a `.cached` build records the keys it reads (`inputs`) and what its read saw of them (each
     //   override, and the root); its value serves only a read that sees the same. It is kept in the innermost level
     //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
-    //   root: that decides how long it lives, not who gets it; what its build makes sees that level and those around
-    //   it, no inner one, while its own code reads every level. The scope's own reads, and the builds they start
-    //   (whose view names its cell `builtFor`), keep what they get in its cell too. Writes drop what was built from the
-    //   key.
+    //   root: that decides how long it lives, not who gets it. The scope's own reads, and the builds they start
+    //   (whose view names its cell `builtFor`), keep what they get in its cell too. Writes drop what was built from
+    //   the key.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
@@ -1397,11 +1396,6 @@ nonisolated extension InjectedValues {
             (cell, base, root, world) = (nil, snapshot, snapshot.endsAt ?? Store.global, snapshot.world)
         }
 
-        /// A reader of `base`, in place of `reader`'s levels, ending where it ends.
-        init(base: Snapshot, of reader: Reader) {
-            (cell, self.base, root, world) = (nil, base, reader.root, reader.world)
-        }
-
         /// Visits the levels a read walks, each a cell (`nil` for a dead level), its frozen frame and the version it
         /// froze (`nil` for the reader's own cell, which is live, and for a dead level), until `visit`
         /// returns `true`: the reader's own until one that `lent` has too, then `lent`'s.
@@ -1581,17 +1575,8 @@ nonisolated extension InjectedValues {
         static let variables = Lock(Variables())
 
         /// The keys each `.cached` key's last build read, in any root or scope, so that a scope that overrides one of
-        /// them has the value built for it without the root's being built first; and every key any of its builds read,
-        /// which decides what a build for a scope sees.
-        static let knownInputs = Lock([ObjectIdentifier: (last: [ObjectIdentifier], ever: [ObjectIdentifier])]())
-
-        /// Records the keys a build of `id` read.
-        static func learn(_ inputs: [ObjectIdentifier], of id: ObjectIdentifier) {
-            knownInputs.withLock { known in
-                let ever = known[id]?.ever ?? []
-                known[id] = (inputs, ever + inputs.filter { !ever.contains($0) })
-            }
-        }
+        /// them has the value built for it without the root's being built first.
+        static let knownInputs = Lock([ObjectIdentifier: [ObjectIdentifier]]())
 
         /// The cells' locks: 256 stripes, never destroyed.
         static let stripes = Lock((), count: 256)
@@ -1780,9 +1765,6 @@ nonisolated extension InjectedValues {
             let id = ObjectIdentifier(key)
             // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs.
             let thread = ThreadState.current
-            let reader =
-                thread.own.through.flatMap { binding.get().scope === $0.view ? Reader(base: $0.base, of: reader) : nil }
-                ?? reader
             thread.own.inputs?.append(id)
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
@@ -1813,7 +1795,7 @@ nonisolated extension InjectedValues {
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
             // not this reader's: it is built for that level, and the root's is not built. The inputs known are those of
             // the last build, which may have taken another branch: the build's own decide where its value goes.
-            if let known = knownInputs.withLock({ $0[id]?.last }), rootBuilds(known) == false,
+            if let known = knownInputs.withLock({ $0[id] }), rootBuilds(known) == false,
                 let value = built(from: known)
             {
                 return value
@@ -1989,7 +1971,7 @@ nonisolated extension InjectedValues {
                     }
                 }
                 thread.releasing(consume dropped)
-                learn(inputs, of: id)
+                knownInputs.withLock { $0[id] = inputs }
                 return (other.map { unbox($0.box, as: K.Value.self) } ?? value, inputs)
             }
         }
@@ -2084,12 +2066,6 @@ nonisolated extension InjectedValues {
                 return level.live
                     && (state.version == level.version || inputs.allSatisfy { state.frame[$0] === level.frame[$0] })
             }
-            // The tail of `base` from its innermost level that overrides one of `inputs`.
-            func tail(overriding inputs: [ObjectIdentifier]) -> Snapshot? {
-                base?.levels.first { level in
-                    inputs.contains { Snapshot.box(for: $0, in: level.cell, level.frozen) != nil }
-                }
-            }
             var known = known
             while true {
                 guard let level = levels.flatMap({ overridingLevel(of: known, $0, nil)?.level }) else { return nil }
@@ -2121,20 +2097,12 @@ nonisolated extension InjectedValues {
                     continue
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
-                // What the build makes (objects, captures, scopes, tasks) remembers the levels from the innermost one
-                // that overrides a key any build of the default has read, outward: not a level inside that one, which
-                // other reads of the value do not walk. Its own code's reads see every level. Only a build whose view
-                // shows every level builds for the reading scope's own instance.
-                let shown = tail(overriding: known + (knownInputs.withLock { $0[id]?.ever } ?? []))
-                let view = Scope(viewOf: nil, base: shown, root: root, builtFor: shown === base ? ownCell : nil)
-                let outerThrough = thread.own.through
-                thread.own.through = shown === base ? nil : (view, base!)
+                let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
                 let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
-                thread.own.through = outerThrough
                 ticket?.finish()
-                learn(inputs, of: id)
+                knownInputs.withLock { $0[id] = inputs }
                 var built = Built(
                     box: Box(value),
                     inputs: inputs,
@@ -2167,15 +2135,6 @@ nonisolated extension InjectedValues {
                 guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
                     _ = release()
                     return nil
-                }
-                // A level the view hid overrides an input the build read (one no build had read before): what it made
-                // misses that level, as may a read through it. The read builds again, with that input known.
-                if base?.levels.prefix(while: { $0 !== shown }).contains(where: { level in
-                    inputs.contains { Snapshot.box(for: $0, in: level.cell, level.frozen) != nil }
-                }) == true {
-                    _ = release()
-                    known = inputs
-                    continue
                 }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
                 // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
@@ -2483,11 +2442,6 @@ nonisolated extension InjectedValues {
             /// While a read looks past the scopes, its key and the accessor Swift says it was made in, which a report on
             /// that key names.
             var reading: (key: ObjectIdentifier, accessor: String)?
-            /// While a `.cached` build for a scope's read runs with a view that hides some of that read's levels, the
-            /// view and every level: reads bound to that view on this thread, the build's own code's, see them all,
-            /// while what the build makes, the scopes it opens and the tasks it starts see the view. (A `Task.immediate`
-            /// it starts runs here until its first suspension, and its reads there count as the build's.)
-            var through: (view: Scope, base: Snapshot)?
         }
 
         /// This thread's record, made on first use and released when the thread exits.

@@ -113,8 +113,12 @@ struct DerivedDefaultOwnerTests {
     }
 }
 
+/// Which level a derived default is built for, and from what.
+///
 /// What a fifth fresh-context review found, present before the fourth's fixes too: a read that walks levels which ended
-/// one after another, and a default whose inputs differ from build to build.
+/// one after another, and a default whose inputs differ from build to build. And what a ninth review found in a build
+/// that showed fewer scopes than its read walks, which did not land: a default whose inputs differ between scopes is
+/// built once for each, from every scope its read sees.
 @Suite("A derived default's level is the one its read's snapshot shows")
 struct DerivedDefaultLevelTests {
     @Test("an object whose scope and the scope around it have both ended reads a derived default and returns")
@@ -296,31 +300,6 @@ struct DerivedDefaultLevelTests {
             precondition(label.hasPrefix("outer"), "read \(label)")
             precondition(TierLedger.builds - before <= 3, "\(TierLedger.builds - before) builds for one read")
             finished.signal()
-        }
-    }
-
-    @Test("an outer scope's instance first read in a nested scope remembers none of the nested scope's overrides")
-    func outerInstanceReadInANestedScopeRemembersOnlyTheOuterScope() {
-        inFreshScope {
-            _ = InjectedValues[\.userCard]
-            withInjectedValues {
-                $0.badgeUser = "outer"
-            } operation: {
-                let inNested = withInjectedValues {
-                    $0.badgeTag = "nested"
-                } operation: {
-                    InjectedValues[\.userCard]
-                }
-                let card = InjectedValues[\.userCard]
-                #expect(card === inNested)
-                #expect(card.user == "outer")
-                #expect(card.tag.wrappedValue == "none")
-                withInjectedValues {
-                    $0.badgeTag = "read-here"
-                } operation: {
-                    #expect(card.tag.wrappedValue == "read-here")
-                }
-            }
         }
     }
 }
@@ -582,21 +561,6 @@ extension InjectedValues {
 
     fileprivate var tierService: TierService { Self[TierServiceKey.self] }
     fileprivate var alternating: AlternatingService { Self[AlternatingKey.self] }
-}
-
-/// A `.cached` default derived from the user, which keeps a property of the tag: what the property remembers is the
-/// scope the card was built for.
-final class UserCard: Sendable {
-    let user = InjectedValues[\.badgeUser]
-    let tag = Injected(\.badgeTag)
-}
-
-private enum UserCardKey: ReadOnlyInjectionKey {
-    static var currentValue: UserCard { UserCard() }
-}
-
-extension InjectedValues {
-    fileprivate var userCard: UserCard { Self[UserCardKey.self] }
 }
 
 /// Counts `FeatureKey`'s builds, and runs an exit test's hook in each, where it pauses or slows them down.
