@@ -1905,13 +1905,12 @@ nonisolated extension InjectedValues {
                         return (found, nil, nil)
                     }
                     // Built from the fresh scope's own overrides, and kept in its cell: what the cell holds now.
-                    let owned = state.owner?.withLock { owner in
-                        owner.ended
-                            ? nil
-                            : owner.derived?.built[id]?.last {
-                                state.isFresh($0)
-                                    && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
-                            }
+                    // The scope's own while it serves, so that values other reads keep after it do not replace it.
+                    let owned = state.owner?.withLock { owner -> Built? in
+                        let serving = (owner.ended ? nil : owner.derived?.built[id])?.filter {
+                            state.isFresh($0) && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
+                        }
+                        return serving?.first { $0.own } ?? serving?.last
                     }
                     if let owned { return (owned, nil, nil) }
                     if lifetime == .uncached {
@@ -1961,10 +1960,10 @@ nonisolated extension InjectedValues {
                         let derived = owner.madeDerived()
                         // What a read that saw the same kept in the cell meanwhile wins, as the scope's own, so that
                         // the scope's reads get one instance.
-                        guard
-                            var other = derived.built[id]?.last(where: { $0.sawTheSame(as: built) && state.isFresh($0) }
-                            )
-                        else { return (inputs, derived.keep(built, for: id), nil) }
+                        let same = derived.built[id]?.filter { $0.sawTheSame(as: built) && state.isFresh($0) }
+                        guard var other = same?.first(where: { $0.own }) ?? same?.last else {
+                            return (inputs, derived.keep(built, for: id), nil)
+                        }
                         if other.own { return (inputs, [], other) }
                         other.own = true
                         return (inputs, derived.keep(other, for: id), other)

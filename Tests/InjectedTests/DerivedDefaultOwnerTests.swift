@@ -93,6 +93,56 @@ struct DerivedDefaultOwnerTests {
         }
     }
 
+    @Test("a fresh scope keeps the instance its own read took while a later nested read keeps another after a write")
+    func freshScopeKeepsItsOwnInstanceOverALaterNestedOne() async {
+        await #expect(processExitsWith: .success) {
+            withInjectedValues {
+                $0.tierUser = "premium"
+                $0.tierTag = "warm"
+            } operation: {
+                _ = InjectedValues[\.relayTierService]
+            }
+            withInjectedValues(fresh: true) {
+                $0.tierUser = "basic"
+            } operation: {
+                let fresh = InjectedValues.capture()
+                func nested(_ name: String) -> DispatchSemaphore {
+                    let done = DispatchSemaphore(value: 0)
+                    Thread {
+                        Thread.current.threadDictionary["relay"] = name
+                        fresh.run {
+                            withInjectedValues {
+                                $0.tierTag = name
+                            } operation: {
+                                _ = InjectedValues[\.relayTierService]
+                            }
+                        }
+                        done.signal()
+                    }.start()
+                    return done
+                }
+                let first = nested("first")
+                RelayGate.awaitArrival(of: "first")
+                InjectedValues[\.tierNote] = "a key the service never reads"
+                let second = nested("second")
+                RelayGate.awaitArrival(of: "second")
+                Thread {
+                    RelayGate.awaitArrival(of: "own")
+                    RelayGate.release("first")
+                    RelayGate.wait(first)
+                    RelayGate.release("own")
+                }.start()
+                Thread.current.threadDictionary["relay"] = "own"
+                let own = InjectedValues[\.relayTierService]
+                Thread.current.threadDictionary["relay"] = nil
+                RelayGate.release("second")
+                RelayGate.wait(second)
+                let again = InjectedValues[\.relayTierService]
+                precondition(own === again, "the scope's own read got another instance with no write in between")
+            }
+        }
+    }
+
     @Test("the instances a scope pins where its levels have ended are released with the scope")
     func pinnedInstancesAreReleasedWithTheScope() {
         let captured = withInjectedValues {
@@ -516,6 +566,67 @@ private enum GatedTierServiceKey: ReadOnlyInjectionKey {
 
 extension InjectedValues {
     fileprivate var gatedTierService: GatedTierService { Self[GatedTierServiceKey.self] }
+}
+
+/// Holds each build of `RelayTierService` made on a thread named in its `relay` entry until the test releases it.
+enum RelayGate {
+    private static let lock = NSLock()
+    // `nonisolated(unsafe)`: read and written only holding `lock`; each semaphore is made once, under it.
+    nonisolated(unsafe) private static var semaphores: [String: DispatchSemaphore] = [:]
+
+    private static func semaphore(_ name: String) -> DispatchSemaphore {
+        lock.withLock {
+            if let made = semaphores[name] { return made }
+            let made = DispatchSemaphore(value: 0)
+            semaphores[name] = made
+            return made
+        }
+    }
+
+    /// Called by a build: says it arrived, and waits to be released.
+    static func arrive() {
+        guard let name = Thread.current.threadDictionary["relay"] as? String else { return }
+        semaphore("\(name) arrived").signal()
+        wait(semaphore("\(name) released"))
+    }
+
+    static func awaitArrival(of name: String) { wait(semaphore("\(name) arrived")) }
+    static func release(_ name: String) { semaphore("\(name) released").signal() }
+
+    /// Waits, or ends the process with a message after 10 seconds: a deadlock fails the exit test.
+    static func wait(_ semaphore: DispatchSemaphore) {
+        guard semaphore.wait(timeout: .now() + 10) == .timedOut else { return }
+        FileHandle.standardError.write(Data("a build never arrived or was never released\n".utf8))
+        exit(3)
+    }
+}
+
+/// `TierService`, whose builds wait at `RelayGate`.
+final class RelayTierService: Sendable {
+    let label: String
+
+    init() {
+        let user = InjectedValues[\.tierUser]
+        label = user.hasPrefix("premium") ? user + "#" + InjectedValues[\.tierTag] : user
+        RelayGate.arrive()
+    }
+}
+
+private enum RelayTierServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: RelayTierService { RelayTierService() }
+}
+
+private enum TierNoteKey: ReadOnlyInjectionKey {
+    static var currentValue: String { "" }
+}
+
+extension InjectedValues {
+    fileprivate var relayTierService: RelayTierService { Self[RelayTierServiceKey.self] }
+
+    fileprivate var tierNote: String {
+        get { Self[TierNoteKey.self] }
+        set { Self[TierNoteKey.self] = newValue }
+    }
 }
 
 /// A service that reads the tag on every other build, as one behind a flag that keeps changing does.
