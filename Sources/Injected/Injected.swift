@@ -1897,7 +1897,7 @@ nonisolated extension InjectedValues {
             )
             while true {
                 let (found, ticket, start) = root.lock.withLock {
-                    state -> (Built?, BuildTicket?, (writes: UInt, owner: UInt?)?) in
+                    state -> (Built?, BuildTicket?, (writes: UInt, owner: (UInt, Frame)?)?) in
                     if let found = state.overrides[id].map({ Built(box: $0, inputs: []) }) ?? state.cache[id] {
                         if isGlobal {
                             thread.remember(Box(unbox(found.box, as: K.Value.self)), for: id, found.inputs, in: state)
@@ -1919,7 +1919,7 @@ nonisolated extension InjectedValues {
                     }
                     if let ticket = state.building[id] { return (nil, ticket, nil) }
                     state.building[id] = BuildTicket(key: key, builder: thread)
-                    return (nil, state.building[id], (state.writes, state.owner?.withLock { $0.version }))
+                    return (nil, state.building[id], (state.writes, state.owner?.withLock { ($0.version, $0.frame) }))
                 }
                 if let found { return (unbox(found.box, as: K.Value.self), found.inputs) }
                 guard let ticket else { return (defaultValue(for: key, in: root), []) }
@@ -1955,7 +1955,11 @@ nonisolated extension InjectedValues {
                         return (inputs, [], nil)
                     }
                     return owner.withLock { owner in
-                        guard !owner.ended, owner.version == start.owner else { return (inputs, [], nil) }
+                        // A write to the cell since the build began leaves it as fresh, unless it wrote an input.
+                        guard !owner.ended,
+                            let (version, frame) = start.owner,
+                            owner.version == version || inputs.allSatisfy({ owner.frame[$0] === frame[$0] })
+                        else { return (inputs, [], nil) }
                         (built.levels, built.root, built.own) = (inputs.map { owner.frame[$0] }, root, true)
                         let derived = owner.madeDerived()
                         // What a read that saw the same kept in the cell meanwhile wins, as the scope's own, so that
@@ -2136,13 +2140,18 @@ nonisolated extension InjectedValues {
                     return nil
                 }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
-                // What the root's build kept in the cell meanwhile, for a read that saw the same, wins.
+                // The root's count of writes at its last write to an input or reset: a value whose build began at or
+                // after it is as fresh as this one, whatever else the root has had written since.
+                let lastWrite = root.lock.withLock { state in
+                    inputs.reduce(state.cleared) { Swift.max($0, state.written[$1, default: 0]) }
+                }
+                // What another read kept in the cell meanwhile, for a read that saw the same, wins: the scope's own
+                // first.
                 func keep(_ state: inout CellState) -> (Built?, [Built]) {
                     guard unchanged, keeps(state, in: home, inputs) else { return (nil, []) }
                     let derived = state.madeDerived()
-                    if let other = derived.built[id]?.last(where: {
-                        $0.sawTheSame(as: built) && $0.rootWrites >= built.rootWrites
-                    }) {
+                    let same = derived.built[id]?.filter { $0.sawTheSame(as: built) && $0.rootWrites >= lastWrite }
+                    if let other = same?.first(where: { $0.own }) ?? same?.last {
                         return (other, [])
                     }
                     return (nil, derived.keep(built, for: id))

@@ -143,6 +143,50 @@ struct DerivedDefaultOwnerTests {
         }
     }
 
+    @Test("a fresh scope keeps its own read's instance, for nested reads too, though another key was written meanwhile")
+    func ownInstanceSurvivesAnUnrelatedWriteDuringItsBuild() async {
+        await #expect(processExitsWith: .success) {
+            withInjectedValues {
+                $0.tierUser = "premium"
+                $0.tierTag = "warm"
+            } operation: {
+                _ = InjectedValues[\.relayTierService]
+            }
+            withInjectedValues(fresh: true) {
+                $0.tierUser = "basic"
+            } operation: {
+                let fresh = InjectedValues.capture()
+                let note = Injected(\.tierNote)
+                let nested = ServiceSlot()
+                let nestedDone = DispatchSemaphore(value: 0)
+                Thread {
+                    RelayGate.awaitArrival(of: "own")
+                    note.wrappedValue = "a key the service never reads"
+                    Thread {
+                        Thread.current.threadDictionary["relay"] = "nested"
+                        nested.service = fresh.run {
+                            withInjectedValues {
+                                $0.tierTag = "nested"
+                            } operation: {
+                                InjectedValues[\.relayTierService]
+                            }
+                        }
+                        nestedDone.signal()
+                    }.start()
+                    RelayGate.awaitArrival(of: "nested")
+                    RelayGate.release("own")
+                }.start()
+                Thread.current.threadDictionary["relay"] = "own"
+                let own = InjectedValues[\.relayTierService]
+                Thread.current.threadDictionary["relay"] = nil
+                RelayGate.release("nested")
+                RelayGate.wait(nestedDone)
+                precondition(InjectedValues[\.relayTierService] === own, "the scope's next read got another instance")
+                precondition(nested.service === own, "the nested read, which overrides nothing it reads, kept another")
+            }
+        }
+    }
+
     @Test("the instances a scope pins where its levels have ended are released with the scope")
     func pinnedInstancesAreReleasedWithTheScope() {
         let captured = withInjectedValues {
@@ -599,6 +643,12 @@ enum RelayGate {
         FileHandle.standardError.write(Data("a build never arrived or was never released\n".utf8))
         exit(3)
     }
+}
+
+/// Where a thread leaves the service it read, for the test to compare after the thread has signalled.
+final class ServiceSlot: @unchecked Sendable {
+    // `@unchecked Sendable`: written by one thread before it signals a semaphore, read after the wait for it.
+    var service: RelayTierService?
 }
 
 /// `TierService`, whose builds wait at `RelayGate`.
