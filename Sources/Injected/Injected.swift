@@ -1896,44 +1896,52 @@ nonisolated extension InjectedValues {
                 ObjectIdentifier(key), ThreadState.current, root === global, K.lifetime
             )
             while true {
-                let (found, ticket, start) = root.lock.withLock {
-                    state -> (Built?, BuildTicket?, (writes: UInt, owner: (UInt, Frame)?)?) in
+                let (found, ticket, start, replaced) = root.lock.withLock {
+                    state -> (Built?, BuildTicket?, (writes: UInt, owner: (UInt, Frame)?)?, [Built]) in
                     if let found = state.overrides[id].map({ Built(box: $0, inputs: []) }) ?? state.cache[id] {
                         if isGlobal {
                             thread.remember(Box(unbox(found.box, as: K.Value.self)), for: id, found.inputs, in: state)
                         }
-                        return (found, nil, nil)
+                        return (found, nil, nil, [])
                     }
-                    // Built from the fresh scope's own overrides, and kept in its cell: what the cell holds now.
-                    // The scope's own while it serves, so that values other reads keep after it do not replace it.
-                    let owned = state.owner?.withLock { owner -> Built? in
+                    // Built from the fresh scope's own overrides, and kept in its cell: what the cell holds now. The
+                    // scope's own while it serves; else one another read kept, which becomes the scope's own, so that
+                    // a value kept after it does not replace it.
+                    let owned = state.owner?.withLock { owner -> (Built, [Built])? in
                         let serving = (owner.ended ? nil : owner.derived?.built[id])?.filter {
                             state.isFresh($0) && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
                         }
-                        return serving?.first { $0.own } ?? serving?.last
+                        guard var chosen = serving?.first(where: { $0.own }) ?? serving?.last else { return nil }
+                        if chosen.own { return (chosen, []) }
+                        chosen.own = true
+                        return (chosen, owner.madeDerived().keep(chosen, for: id))
                     }
-                    if let owned { return (owned, nil, nil) }
+                    if let owned { return (owned.0, nil, nil, owned.1) }
                     if lifetime == .uncached {
                         if isGlobal, processPolicy == nil { thread.remember(evaluate, for: id, [], in: state) }
-                        return (nil, nil, nil)
+                        return (nil, nil, nil, [])
                     }
-                    if let ticket = state.building[id] { return (nil, ticket, nil) }
+                    if let ticket = state.building[id] { return (nil, ticket, nil, []) }
                     state.building[id] = BuildTicket(key: key, builder: thread)
-                    return (nil, state.building[id], (state.writes, state.owner?.withLock { ($0.version, $0.frame) }))
+                    let owner = state.owner?.withLock { ($0.version, $0.frame) }
+                    return (nil, state.building[id], (state.writes, owner), [])
                 }
+                thread.releasing(consume replaced)
                 if let found { return (unbox(found.box, as: K.Value.self), found.inputs) }
                 guard let ticket else { return (defaultValue(for: key, in: root), []) }
                 guard let start else {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
                 }
-                let skipped = thread.own.skippedReport
-                thread.own.skippedReport = false
+                let outerUnkept = thread.own.unkept
+                thread.own.unkept = false
                 let (value, read) = build(key, in: root)
-                let unreported = thread.own.skippedReport
-                thread.own.skippedReport = skipped || unreported
+                let unkept = thread.own.unkept
                 ticket.finish()
-                let (inputs, dropped, other) = root.lock.withLock { state -> ([ObjectIdentifier], [Built], Built?) in
+                // Whether the value is kept; if not, the build around this one keeps nothing either, since its value
+                // holds this one.
+                let (inputs, dropped, other, kept) = root.lock.withLock {
+                    state -> ([ObjectIdentifier], [Built], Built?, Bool) in
                     root.lock.broadcast()
                     var seen = Swift.Set<ObjectIdentifier>()
                     let inputs = (read + read.flatMap { state.cache[$0]?.inputs ?? [] }).filter {
@@ -1941,10 +1949,10 @@ nonisolated extension InjectedValues {
                     }
                     // A reset that dropped the build while it ran, or a write to an input, leaves the cache as it is:
                     // the caller alone gets it.
-                    guard state.building[id] === ticket else { return (inputs, [], nil) }
+                    guard state.building[id] === ticket else { return (inputs, [], nil, false) }
                     state.building[id] = nil
-                    guard !unreported, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
-                        return (inputs, [], nil)
+                    guard !unkept, !inputs.contains(where: { state.written[$0, default: 0] > start.writes }) else {
+                        return (inputs, [], nil, false)
                     }
                     var built = Built(box: Box(value), inputs: inputs, rootWrites: start.writes)
                     guard let owner = state.owner,
@@ -1952,27 +1960,28 @@ nonisolated extension InjectedValues {
                             || owner.withLock({ owner in inputs.contains { owner.frame[$0] != nil } })
                     else {
                         state.cache[id] = built
-                        return (inputs, [], nil)
+                        return (inputs, [], nil, true)
                     }
                     return owner.withLock { owner in
                         // A write to the cell since the build began leaves it as fresh, unless it wrote an input.
                         guard !owner.ended,
                             let (version, frame) = start.owner,
                             owner.version == version || inputs.allSatisfy({ owner.frame[$0] === frame[$0] })
-                        else { return (inputs, [], nil) }
+                        else { return (inputs, [], nil, false) }
                         (built.levels, built.root, built.own) = (inputs.map { owner.frame[$0] }, root, true)
                         let derived = owner.madeDerived()
                         // What a read that saw the same kept in the cell meanwhile wins, as the scope's own, so that
                         // the scope's reads get one instance.
                         let same = derived.built[id]?.filter { $0.sawTheSame(as: built) && state.isFresh($0) }
                         guard var other = same?.first(where: { $0.own }) ?? same?.last else {
-                            return (inputs, derived.keep(built, for: id), nil)
+                            return (inputs, derived.keep(built, for: id), nil, true)
                         }
-                        if other.own { return (inputs, [], other) }
+                        if other.own { return (inputs, [], other, true) }
                         other.own = true
-                        return (inputs, derived.keep(other, for: id), other)
+                        return (inputs, derived.keep(other, for: id), other, true)
                     }
                 }
+                thread.own.unkept = outerUnkept || !kept
                 thread.releasing(consume dropped)
                 knownInputs.withLock { $0[id] = inputs }
                 return (other.map { unbox($0.box, as: K.Value.self) } ?? value, inputs)
@@ -2101,9 +2110,14 @@ nonisolated extension InjectedValues {
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
                 let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
-                let (value, inputs) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
+                let outerUnkept = thread.own.unkept
+                thread.own.unkept = false
+                let (value, read) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
                     defaultValue(for: K.self, in: root)
                 }
+                let unkept = thread.own.unkept
+                var once = Swift.Set<ObjectIdentifier>()
+                let inputs = read.filter { once.insert($0).inserted }
                 ticket?.finish()
                 knownInputs.withLock { $0[id] = inputs }
                 var built = Built(
@@ -2116,9 +2130,13 @@ nonisolated extension InjectedValues {
                 )
                 // The levels as the read found them, frozen when `base` was made, before the build: a write to an input
                 // in one of them since leaves a value the build may have made from the old override, which is not kept.
-                let unchanged = zip(inputs, built.levels).allSatisfy { input, now in
-                    base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
-                }
+                // A value it got that the store did not keep makes this one unkept too, and so the build around it.
+                let unchanged =
+                    !unkept
+                    && zip(inputs, built.levels).allSatisfy { input, now in
+                        base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
+                    }
+                thread.own.unkept = outerUnkept || !unchanged
                 // Lets the reads waiting for this build look again, and where the build still holds its ticket (no reset
                 // dropped it), runs `then` in the same step, so that they find what it keeps.
                 func release(
@@ -2189,7 +2207,7 @@ nonisolated extension InjectedValues {
                 return testValue(testKey) as! K.Value
             }
             if scopeOverrides == true {
-                thread.own.skippedReport = true
+                thread.own.unkept = true
                 return thread.evaluate(key)
             }
             let accessor = thread.own.reading.flatMap { $0.key == ObjectIdentifier(key) ? $0.accessor : nil }
@@ -2444,9 +2462,10 @@ nonisolated extension InjectedValues {
             var inputs: [ObjectIdentifier]?
             /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
             var trigger: (reader: Reader, lent: Snapshot?)?
-            /// Whether the innermost root's build skipped such a report, so that its value, built from a live default
-            /// no report named, is not kept.
-            var skippedReport = false
+            /// Whether the innermost build got a value the store did not keep (built from a live default no report
+            /// named, as when a root's build skips a report for `trigger`, or from an input written meanwhile), so
+            /// that its own value, which may hold that one, is not kept either.
+            var unkept = false
             /// While a read looks past the scopes, its key and the accessor Swift says it was made in, which a report on
             /// that key names.
             var reading: (key: ObjectIdentifier, accessor: String)?

@@ -187,6 +187,97 @@ struct DerivedDefaultOwnerTests {
         }
     }
 
+    @Test("a fresh scope's own reads get one frame when two nested builds of it finish around the first")
+    func freshScopesOwnReadsGetOneFrameBetweenTwoNestedBuilds() async {
+        await #expect(processExitsWith: .success) {
+            withInjectedValues {
+                $0.tierUser = "premium"
+                $0.tierTag = "warm"
+            } operation: {
+                _ = InjectedValues[\.relayFrame]
+            }
+            withInjectedValues {
+                $0.tierUser = "basic-warm"
+            } operation: {
+                _ = InjectedValues[\.tierService]
+            }
+            withInjectedValues(fresh: true) {
+                $0.tierUser = "basic"
+            } operation: {
+                let fresh = InjectedValues.capture()
+                func nested(_ name: String) -> DispatchSemaphore {
+                    let done = DispatchSemaphore(value: 0)
+                    Thread {
+                        Thread.current.threadDictionary["relay"] = name
+                        fresh.run {
+                            withInjectedValues {
+                                $0.tierTag = name
+                            } operation: {
+                                _ = InjectedValues[\.relayFrame]
+                            }
+                        }
+                        done.signal()
+                    }.start()
+                    return done
+                }
+                let first = nested("first frame")
+                RelayGate.awaitArrival(of: "first frame")
+                let second = nested("second frame")
+                RelayGate.awaitArrival(of: "second frame")
+                RelayGate.release("first frame")
+                RelayGate.wait(first)
+                let own = InjectedValues[\.relayFrame]
+                RelayGate.release("second frame")
+                RelayGate.wait(second)
+                precondition(InjectedValues[\.relayFrame] === own, "the scope's own reads got two frames")
+                precondition(own.service === InjectedValues[\.tierService], "the frame holds another service")
+            }
+        }
+    }
+
+    @Test("a frame a nested read builds while the scope writes its user holds the service the scope reads after")
+    func frameBuiltDuringTheScopesWriteHoldsItsService() async {
+        await #expect(processExitsWith: .success) {
+            withInjectedValues {
+                $0.tierUser = "premium"
+                $0.tierTag = "warm"
+            } operation: {
+                _ = InjectedValues[\.releasedFrame]
+            }
+            withInjectedValues(fresh: true) {
+                $0.tierUser = "basic"
+            } operation: {
+                let fresh = InjectedValues.capture()
+                _ = InjectedValues[\.releasedService]
+                ReleaseGate.arm()
+                let done = DispatchSemaphore(value: 0)
+                Thread {
+                    ReleaseGate.awaitRelease()
+                    Thread {
+                        Thread.current.threadDictionary["relay"] = "during the write"
+                        fresh.run {
+                            withInjectedValues {
+                                $0.tierTag = "n"
+                            } operation: {
+                                _ = InjectedValues[\.releasedFrame]
+                            }
+                        }
+                        done.signal()
+                    }.start()
+                    RelayGate.awaitArrival(of: "during the write")
+                    ReleaseGate.proceed()
+                }.start()
+                // The write drops the scope's service, whose release waits at the gate between the write's two steps.
+                InjectedValues[\.tierUser] = "basic-written"
+                RelayGate.release("during the write")
+                RelayGate.wait(done)
+                let service = InjectedValues[\.releasedService]
+                precondition(service.label == "basic-written", "read \(service.label)")
+                precondition(InjectedValues[\.releasedFrame].service === service, "the frame holds another service")
+            }
+        }
+    }
+
     @Test("the instances a scope pins where its levels have ended are released with the scope")
     func pinnedInstancesAreReleasedWithTheScope() {
         let captured = withInjectedValues {
@@ -677,6 +768,74 @@ extension InjectedValues {
         get { Self[TierNoteKey.self] }
         set { Self[TierNoteKey.self] = newValue }
     }
+}
+
+/// A frame on `TierService`, whose builds wait at `RelayGate` once they hold their service.
+final class RelayFrame: Sendable {
+    let service = InjectedValues[\.tierService]
+
+    init() { RelayGate.arrive() }
+}
+
+/// Holds the release of one `ReleasedService`, once armed, until the test lets it proceed.
+enum ReleaseGate {
+    private static let lock = NSLock()
+    // `nonisolated(unsafe)`: read and written only holding `lock`.
+    nonisolated(unsafe) private static var armed = false
+    private static let released = DispatchSemaphore(value: 0)
+    private static let proceeding = DispatchSemaphore(value: 0)
+
+    static func arm() { lock.withLock { armed = true } }
+
+    static func releasing() {
+        guard
+            lock.withLock({ () -> Bool in
+                defer { armed = false }
+                return armed
+            })
+        else { return }
+        released.signal()
+        RelayGate.wait(proceeding)
+    }
+
+    static func awaitRelease() { RelayGate.wait(released) }
+    static func proceed() { proceeding.signal() }
+}
+
+/// `TierService`, whose builds wait at `RelayGate` and whose release waits at `ReleaseGate`.
+final class ReleasedService: Sendable {
+    let label: String
+
+    init() {
+        let user = InjectedValues[\.tierUser]
+        label = user.hasPrefix("premium") ? user + "#" + InjectedValues[\.tierTag] : user
+        RelayGate.arrive()
+    }
+
+    deinit { ReleaseGate.releasing() }
+}
+
+/// A frame on `ReleasedService`.
+final class ReleasedFrame: Sendable {
+    let service = InjectedValues[\.releasedService]
+}
+
+private enum RelayFrameKey: ReadOnlyInjectionKey {
+    static var currentValue: RelayFrame { RelayFrame() }
+}
+
+private enum ReleasedServiceKey: ReadOnlyInjectionKey {
+    static var currentValue: ReleasedService { ReleasedService() }
+}
+
+private enum ReleasedFrameKey: ReadOnlyInjectionKey {
+    static var currentValue: ReleasedFrame { ReleasedFrame() }
+}
+
+extension InjectedValues {
+    fileprivate var relayFrame: RelayFrame { Self[RelayFrameKey.self] }
+    fileprivate var releasedService: ReleasedService { Self[ReleasedServiceKey.self] }
+    fileprivate var releasedFrame: ReleasedFrame { Self[ReleasedFrameKey.self] }
 }
 
 /// A service that reads the tag on every other build, as one behind a flag that keeps changing does.
