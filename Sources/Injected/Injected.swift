@@ -1795,6 +1795,9 @@ nonisolated extension InjectedValues {
             // Where the key's inputs are known from an earlier build and a level overrides one, the root's value is
             // not this reader's: it is built for that level, and the root's is not built. The inputs known are those of
             // the last build, which may have taken another branch: the build's own decide where its value goes.
+            // Whether the value returned is one the store did not keep is said by the build that made it: a value the
+            // read sets aside leaves the build around the read as it found it.
+            let unkept = thread.own.unkept
             if let known = knownInputs.withLock({ $0[id] }), rootBuilds(known) == false,
                 let value = built(from: known)
             {
@@ -1803,12 +1806,13 @@ nonisolated extension InjectedValues {
             while true {
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
-                thread.own.trigger = outer ?? (reader, lent)
+                (thread.own.trigger, thread.own.unkept) = (outer ?? (reader, lent), unkept)
                 let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
                 thread.own.trigger = outer
                 guard !inputs.isEmpty else { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
+                thread.own.unkept = unkept
                 if let built = built(from: inputs) { return built }
                 // The build for the level read none that a level overrides: what the root's value read has changed
                 // since, and the read looks again, as long as they change.

@@ -278,6 +278,24 @@ struct DerivedDefaultOwnerTests {
         }
     }
 
+    @Test("a scope's own reads get one frame whose flagged service the store first built, then set aside")
+    func ownReadsGetOneFrameAfterTheStoresServiceIsSetAside() async {
+        await #expect(processExitsWith: .success) {
+            withTestInjectedValues(strict: true, reportingTo: { _ in }) { _ in
+            } operation: {
+                _ = InjectedValues[\.flaggedFrame]
+                withInjectedValues {
+                    $0.frameFlag = true
+                    $0.tierUser = "scoped"
+                } operation: {
+                    let first = InjectedValues[\.flaggedFrame]
+                    precondition(InjectedValues[\.flaggedFrame] === first, "the scope's own reads got two frames")
+                    precondition(first.service === InjectedValues[\.tierService], "the frame holds another service")
+                }
+            }
+        }
+    }
+
     @Test("the instances a scope pins where its levels have ended are released with the scope")
     func pinnedInstancesAreReleasedWithTheScope() {
         let captured = withInjectedValues {
@@ -836,6 +854,28 @@ extension InjectedValues {
     fileprivate var relayFrame: RelayFrame { Self[RelayFrameKey.self] }
     fileprivate var releasedService: ReleasedService { Self[ReleasedServiceKey.self] }
     fileprivate var releasedFrame: ReleasedFrame { Self[ReleasedFrameKey.self] }
+}
+
+/// A frame that reads `TierService` only behind a flag, so that the store first learns it reads the flag alone.
+final class FlaggedFrame: Sendable {
+    let service = InjectedValues[\.frameFlag] ? InjectedValues[\.tierService] : nil
+}
+
+private enum FrameFlagKey: ReadOnlyInjectionKey {
+    static var currentValue: Bool { false }
+}
+
+private enum FlaggedFrameKey: ReadOnlyInjectionKey {
+    static var currentValue: FlaggedFrame { FlaggedFrame() }
+}
+
+extension InjectedValues {
+    fileprivate var frameFlag: Bool {
+        get { Self[FrameFlagKey.self] }
+        set { Self[FrameFlagKey.self] = newValue }
+    }
+
+    fileprivate var flaggedFrame: FlaggedFrame { Self[FlaggedFrameKey.self] }
 }
 
 /// A service that reads the tag on every other build, as one behind a flag that keeps changing does.
