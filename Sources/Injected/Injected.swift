@@ -1149,6 +1149,21 @@ nonisolated extension InjectedValues {
             return old.filter { old in !kept.contains { $0.box === old.box } }
         }
 
+        /// The value kept for `id` that `matches`: the scope's own, else the newest.
+        func preferred(_ id: ObjectIdentifier, where matches: (Built) -> Bool) -> Built? {
+            let matching = built[id]?.filter(matches)
+            return matching?.first { $0.own } ?? matching?.last
+        }
+
+        /// Makes a value kept here the scope's own, if it is not; returns what that replaces, to release after
+        /// unlocking.
+        func adopt(_ value: Built, for id: ObjectIdentifier) -> [Built] {
+            guard !value.own else { return [] }
+            var own = value
+            own.own = true
+            return keep(own, for: id)
+        }
+
         /// Removes the values built from `id`, and returns them.
         func drop(builtFrom id: ObjectIdentifier) -> [Built] {
             let stale = built.values.joined().filter { $0.inputs.contains(id) }
@@ -1912,13 +1927,16 @@ nonisolated extension InjectedValues {
                     // scope's own while it serves; else one another read kept, which becomes the scope's own, so that
                     // a value kept after it does not replace it.
                     let owned = state.owner?.withLock { owner -> (Built, [Built])? in
-                        let serving = (owner.ended ? nil : owner.derived?.built[id])?.filter {
-                            state.isFresh($0) && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
-                        }
-                        guard var chosen = serving?.first(where: { $0.own }) ?? serving?.last else { return nil }
-                        if chosen.own { return (chosen, []) }
-                        chosen.own = true
-                        return (chosen, owner.madeDerived().keep(chosen, for: id))
+                        guard !owner.ended, let derived = owner.derived,
+                            let chosen = derived.preferred(
+                                id,
+                                where: {
+                                    state.isFresh($0)
+                                        && $0.sawTheSame($0.inputs, $0.inputs.map { owner.frame[$0] }, at: root)
+                                }
+                            )
+                        else { return nil }
+                        return (chosen, derived.adopt(chosen, for: id))
                     }
                     if let owned { return (owned.0, nil, nil, owned.1) }
                     if lifetime == .uncached {
@@ -1937,10 +1955,7 @@ nonisolated extension InjectedValues {
                     thread.wait(for: ticket, on: root.lock) { $0.building[id] !== ticket }
                     continue
                 }
-                let outerUnkept = thread.own.unkept
-                thread.own.unkept = false
-                let (value, read) = build(key, in: root)
-                let unkept = thread.own.unkept
+                let (value, read, unkept) = build(key, in: root)
                 ticket.finish()
                 // Whether the value is kept; if not, the build around this one keeps nothing either, since its value
                 // holds this one.
@@ -1976,16 +1991,13 @@ nonisolated extension InjectedValues {
                         let derived = owner.madeDerived()
                         // What a read that saw the same kept in the cell meanwhile wins, as the scope's own, so that
                         // the scope's reads get one instance.
-                        let same = derived.built[id]?.filter { $0.sawTheSame(as: built) && state.isFresh($0) }
-                        guard var other = same?.first(where: { $0.own }) ?? same?.last else {
-                            return (inputs, derived.keep(built, for: id), nil, true)
-                        }
-                        if other.own { return (inputs, [], other, true) }
-                        other.own = true
-                        return (inputs, derived.keep(other, for: id), other, true)
+                        guard
+                            let other = derived.preferred(id, where: { $0.sawTheSame(as: built) && state.isFresh($0) })
+                        else { return (inputs, derived.keep(built, for: id), nil, true) }
+                        return (inputs, derived.adopt(other, for: id), other, true)
                     }
                 }
-                thread.own.unkept = outerUnkept || !kept
+                if !kept { thread.own.unkept = true }
                 thread.releasing(consume dropped)
                 knownInputs.withLock { $0[id] = inputs }
                 return (other.map { unbox($0.box, as: K.Value.self) } ?? value, inputs)
@@ -2003,7 +2015,7 @@ nonisolated extension InjectedValues {
         private static func build<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             in root: Root
-        ) -> (K.Value, [ObjectIdentifier]) {
+        ) -> (K.Value, [ObjectIdentifier], unkept: Bool) {
             // A view of the fresh scope's own cell, as a level: live while the scope runs, and after, as it was when
             // the build began, or as it was when it ended. Taken under the root's lock, which the scope's end takes too,
             // so that the build sees either the running cell or the frame it left.
@@ -2114,14 +2126,12 @@ nonisolated extension InjectedValues {
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
                 let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
-                let outerUnkept = thread.own.unkept
-                thread.own.unkept = false
-                let (value, read) = thread.recordingInputs(keepingUpdate: true, binding: Binding(scope: view)) {
+                let (value, inputs, unkept) = thread.recordingInputs(
+                    keepingUpdate: true,
+                    binding: Binding(scope: view)
+                ) {
                     defaultValue(for: K.self, in: root)
                 }
-                let unkept = thread.own.unkept
-                var once = Swift.Set<ObjectIdentifier>()
-                let inputs = read.filter { once.insert($0).inserted }
                 ticket?.finish()
                 knownInputs.withLock { $0[id] = inputs }
                 var built = Built(
@@ -2140,7 +2150,7 @@ nonisolated extension InjectedValues {
                     && zip(inputs, built.levels).allSatisfy { input, now in
                         base?.levels.lazy.compactMap { $0.frozen[input] }.first === now
                     }
-                thread.own.unkept = outerUnkept || !unchanged
+                if !unchanged { thread.own.unkept = true }
                 // Lets the reads waiting for this build look again, and where the build still holds its ticket (no reset
                 // dropped it), runs `then` in the same step, so that they find what it keeps.
                 func release(
@@ -2172,8 +2182,10 @@ nonisolated extension InjectedValues {
                 func keep(_ state: inout CellState) -> (Built?, [Built]) {
                     guard unchanged, keeps(state, in: home, inputs) else { return (nil, []) }
                     let derived = state.madeDerived()
-                    let same = derived.built[id]?.filter { $0.sawTheSame(as: built) && $0.rootWrites >= lastWrite }
-                    if let other = same?.first(where: { $0.own }) ?? same?.last {
+                    if let other = derived.preferred(
+                        id,
+                        where: { $0.sawTheSame(as: built) && $0.rootWrites >= lastWrite }
+                    ) {
                         return (other, [])
                     }
                     return (nil, derived.keep(built, for: id))
@@ -2530,15 +2542,21 @@ nonisolated extension InjectedValues {
             return try Store.binding.withValue(binding, operation: body)
         }
 
-        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made and the keys it read; a build
-        /// around it read them too.
-        func recordingInputs<T>(keepingUpdate: Bool, binding: Binding, _ body: () -> T) -> (T, [ObjectIdentifier]) {
-            let outer = own.inputs
-            own.inputs = []
+        /// Runs `body`, a `.cached` build, as `isolated` does, and returns what it made, the keys it read (each once;
+        /// a build around it read them too), and whether it got a value the store did not keep (`unkept`, which the
+        /// build around it finds as it left it).
+        func recordingInputs<T>(
+            keepingUpdate: Bool,
+            binding: Binding,
+            _ body: () -> T
+        ) -> (T, [ObjectIdentifier], unkept: Bool) {
+            let (outer, outerUnkept) = (own.inputs, own.unkept)
+            (own.inputs, own.unkept) = ([], false)
             let value = isolated(keepingUpdate: keepingUpdate, binding: binding, body)
-            let inputs = own.inputs ?? []
-            own.inputs = outer.map { $0 + inputs }
-            return (value, inputs)
+            var once = Swift.Set<ObjectIdentifier>()
+            let (inputs, unkept) = ((own.inputs ?? []).filter { once.insert($0).inserted }, own.unkept)
+            (own.inputs, own.unkept) = (outer.map { $0 + inputs }, outerUnkept)
+            return (value, inputs, unkept)
         }
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.
