@@ -65,12 +65,7 @@ struct DerivedDefaultOwnerTests {
     @Test("a fresh scope's own read gets the instance a nested scope's read kept in the fresh scope while it built")
     func freshScopesOwnReadTakesTheInstanceKeptMeanwhile() async {
         await #expect(processExitsWith: .success) {
-            withInjectedValues {
-                $0.tierUser = "premium"
-                $0.tierTag = "warm"
-            } operation: {
-                _ = InjectedValues[\.gatedTierService]
-            }
+            readAsPremium { InjectedValues[\.gatedTierService] }
             withInjectedValues(fresh: true) {
                 $0.tierUser = "basic"
             } operation: {
@@ -96,35 +91,17 @@ struct DerivedDefaultOwnerTests {
     @Test("a fresh scope keeps the instance its own read took while a later nested read keeps another after a write")
     func freshScopeKeepsItsOwnInstanceOverALaterNestedOne() async {
         await #expect(processExitsWith: .success) {
-            withInjectedValues {
-                $0.tierUser = "premium"
-                $0.tierTag = "warm"
-            } operation: {
-                _ = InjectedValues[\.relayTierService]
-            }
+            readAsPremium { InjectedValues[\.relayTierService] }
             withInjectedValues(fresh: true) {
                 $0.tierUser = "basic"
             } operation: {
                 let fresh = InjectedValues.capture()
-                func nested(_ name: String) -> DispatchSemaphore {
-                    let done = DispatchSemaphore(value: 0)
-                    Thread {
-                        Thread.current.threadDictionary["relay"] = name
-                        fresh.run {
-                            withInjectedValues {
-                                $0.tierTag = name
-                            } operation: {
-                                _ = InjectedValues[\.relayTierService]
-                            }
-                        }
-                        done.signal()
-                    }.start()
-                    return done
-                }
-                let first = nested("first")
+                let first = readNested(in: fresh, tag: "first", relay: "first") { InjectedValues[\.relayTierService] }
                 RelayGate.awaitArrival(of: "first")
                 InjectedValues[\.tierNote] = "a key the service never reads"
-                let second = nested("second")
+                let second = readNested(in: fresh, tag: "second", relay: "second") {
+                    InjectedValues[\.relayTierService]
+                }
                 RelayGate.awaitArrival(of: "second")
                 Thread {
                     RelayGate.awaitArrival(of: "own")
@@ -146,12 +123,7 @@ struct DerivedDefaultOwnerTests {
     @Test("a fresh scope keeps its own read's instance, for nested reads too, though another key was written meanwhile")
     func ownInstanceSurvivesAnUnrelatedWriteDuringItsBuild() async {
         await #expect(processExitsWith: .success) {
-            withInjectedValues {
-                $0.tierUser = "premium"
-                $0.tierTag = "warm"
-            } operation: {
-                _ = InjectedValues[\.relayTierService]
-            }
+            readAsPremium { InjectedValues[\.relayTierService] }
             withInjectedValues(fresh: true) {
                 $0.tierUser = "basic"
             } operation: {
@@ -162,17 +134,12 @@ struct DerivedDefaultOwnerTests {
                 Thread {
                     RelayGate.awaitArrival(of: "own")
                     note.wrappedValue = "a key the service never reads"
-                    Thread {
-                        Thread.current.threadDictionary["relay"] = "nested"
-                        nested.service = fresh.run {
-                            withInjectedValues {
-                                $0.tierTag = "nested"
-                            } operation: {
-                                InjectedValues[\.relayTierService]
-                            }
-                        }
+                    _ = readNested(in: fresh, tag: "nested", relay: "nested") {
+                        InjectedValues[\.relayTierService]
+                    } then: {
+                        nested.service = $0
                         nestedDone.signal()
-                    }.start()
+                    }
                     RelayGate.awaitArrival(of: "nested")
                     RelayGate.release("own")
                 }.start()
@@ -190,12 +157,7 @@ struct DerivedDefaultOwnerTests {
     @Test("a fresh scope's own reads get one frame when two nested builds of it finish around the first")
     func freshScopesOwnReadsGetOneFrameBetweenTwoNestedBuilds() async {
         await #expect(processExitsWith: .success) {
-            withInjectedValues {
-                $0.tierUser = "premium"
-                $0.tierTag = "warm"
-            } operation: {
-                _ = InjectedValues[\.relayFrame]
-            }
+            readAsPremium { InjectedValues[\.relayFrame] }
             withInjectedValues {
                 $0.tierUser = "basic-warm"
             } operation: {
@@ -205,24 +167,11 @@ struct DerivedDefaultOwnerTests {
                 $0.tierUser = "basic"
             } operation: {
                 let fresh = InjectedValues.capture()
-                func nested(_ name: String) -> DispatchSemaphore {
-                    let done = DispatchSemaphore(value: 0)
-                    Thread {
-                        Thread.current.threadDictionary["relay"] = name
-                        fresh.run {
-                            withInjectedValues {
-                                $0.tierTag = name
-                            } operation: {
-                                _ = InjectedValues[\.relayFrame]
-                            }
-                        }
-                        done.signal()
-                    }.start()
-                    return done
-                }
-                let first = nested("first frame")
+                let first = readNested(in: fresh, tag: "first", relay: "first frame") { InjectedValues[\.relayFrame] }
                 RelayGate.awaitArrival(of: "first frame")
-                let second = nested("second frame")
+                let second = readNested(in: fresh, tag: "second", relay: "second frame") {
+                    InjectedValues[\.relayFrame]
+                }
                 RelayGate.awaitArrival(of: "second frame")
                 RelayGate.release("first frame")
                 RelayGate.wait(first)
@@ -238,12 +187,7 @@ struct DerivedDefaultOwnerTests {
     @Test("a frame a nested read builds while the scope writes its user holds the service the scope reads after")
     func frameBuiltDuringTheScopesWriteHoldsItsService() async {
         await #expect(processExitsWith: .success) {
-            withInjectedValues {
-                $0.tierUser = "premium"
-                $0.tierTag = "warm"
-            } operation: {
-                _ = InjectedValues[\.releasedFrame]
-            }
+            readAsPremium { InjectedValues[\.releasedFrame] }
             withInjectedValues(fresh: true) {
                 $0.tierUser = "basic"
             } operation: {
@@ -253,17 +197,11 @@ struct DerivedDefaultOwnerTests {
                 let done = DispatchSemaphore(value: 0)
                 Thread {
                     ReleaseGate.awaitRelease()
-                    Thread {
-                        Thread.current.threadDictionary["relay"] = "during the write"
-                        fresh.run {
-                            withInjectedValues {
-                                $0.tierTag = "n"
-                            } operation: {
-                                _ = InjectedValues[\.releasedFrame]
-                            }
-                        }
+                    _ = readNested(in: fresh, tag: "n", relay: "during the write") {
+                        InjectedValues[\.releasedFrame]
+                    } then: { _ in
                         done.signal()
-                    }.start()
+                    }
                     RelayGate.awaitArrival(of: "during the write")
                     ReleaseGate.proceed()
                 }.start()
@@ -719,6 +657,42 @@ private enum GatedTierServiceKey: ReadOnlyInjectionKey {
 
 extension InjectedValues {
     fileprivate var gatedTierService: GatedTierService { Self[GatedTierServiceKey.self] }
+}
+
+/// Reads a default in a scope with a premium user and a tag, so that the store learns the default reads the tag.
+private func readAsPremium<T>(_ read: () -> T) {
+    withInjectedValues {
+        $0.tierUser = "premium"
+        $0.tierTag = "warm"
+    } operation: {
+        _ = read()
+    }
+}
+
+/// Starts a thread that runs `read` in `fresh`, in a scope nested in it that sets the tag, with its builds held at
+/// `RelayGate` under `relay`, and hands `then` what it read; returns what the thread signals once done.
+private func readNested<T: Sendable>(
+    in fresh: InjectedValues.CapturedScope,
+    tag: String,
+    relay: String,
+    _ read: @escaping @Sendable () -> T,
+    then: @escaping @Sendable (T) -> Void = { _ in }
+) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        Thread.current.threadDictionary["relay"] = relay
+        then(
+            fresh.run {
+                withInjectedValues {
+                    $0.tierTag = tag
+                } operation: {
+                    read()
+                }
+            }
+        )
+        done.signal()
+    }.start()
+    return done
 }
 
 /// Holds each build of `RelayTierService` made on a thread named in its `relay` entry until the test releases it.
