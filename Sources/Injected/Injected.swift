@@ -1778,8 +1778,12 @@ nonisolated extension InjectedValues {
             through accessor: String
         ) -> K.Value {
             let id = ObjectIdentifier(key)
-            // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs.
+            // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs,
+            // unless a task the build started reads it, which inherits that view.
             let thread = ThreadState.current
+            if thread.own.inputs != nil, thread.own.buildTask != ThreadState.task {
+                return thread.outsideBuild { read(key, reader, lent: lent, through: accessor) }
+            }
             thread.own.inputs?.append(id)
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
@@ -2421,10 +2425,7 @@ nonisolated extension InjectedValues {
         var pending: Pending?
         /// The key path a write goes through, for the whole write and what it evaluates, which a strict test's report
         /// names: its reads build live defaults only where the path is nested or the accessor derived.
-        ///
-        /// `unowned(unsafe)`, as `lent` is: `Store.writingThroughKeyPath` sets it for the length of the write, whose
-        /// caller holds the path strongly, and restores the previous value before returning.
-        unowned(unsafe) var writing: AnyKeyPath?
+        var writing: AnyKeyPath?
         /// Whether an update closure reads, which a strict test's report says.
         var inUpdate = false
     }
@@ -2474,8 +2475,10 @@ nonisolated extension InjectedValues {
             /// The variables whose first read has returned, as far as this thread knows: a list, since a program has
             /// few, and comparing a few identifiers costs less than hashing one.
             var readVariables: [ObjectIdentifier] = []
-            /// The keys the innermost `.cached` build on this thread has read so far.
+            /// The keys the innermost `.cached` build on this thread has read so far, and the task it runs in (`nil`
+            /// outside every task): a read on this thread in another task is not the build's.
             var inputs: [ObjectIdentifier]?
+            var buildTask: AnyHashable?
             /// While a root builds a value a scope's read needs, that read: a key it overrides is not reported.
             var trigger: (reader: Reader, lent: Snapshot?)?
             /// Whether the innermost build got a value the store did not keep (built from a live default no report
@@ -2486,6 +2489,14 @@ nonisolated extension InjectedValues {
             /// that key names.
             var reading: (key: ObjectIdentifier, accessor: String)?
         }
+
+        /// The task that runs on this thread now, `nil` outside every task, as a value that only compares equal to the
+        /// same task.
+        ///
+        /// `withUnsafeCurrentTask`: the reference is kept only to compare with, never used to reach the task. It is
+        /// compared while the build that keeps it runs in that task, which therefore cannot end and leave its address
+        /// to another, and `recordingInputs` drops it when the build returns.
+        static var task: AnyHashable? { withUnsafeCurrentTask { $0.map(AnyHashable.init) } }
 
         /// This thread's record, made on first use and released when the thread exits.
         @inline(__always)
@@ -2550,13 +2561,23 @@ nonisolated extension InjectedValues {
             binding: Binding,
             _ body: () -> T
         ) -> (T, [ObjectIdentifier], unkept: Bool) {
-            let (outer, outerUnkept) = (own.inputs, own.unkept)
-            (own.inputs, own.unkept) = ([], false)
+            let (outer, outerUnkept, outerTask) = (own.inputs, own.unkept, own.buildTask)
+            (own.inputs, own.unkept, own.buildTask) = ([], false, ThreadState.task)
             let value = isolated(keepingUpdate: keepingUpdate, binding: binding, body)
             var once = Swift.Set<ObjectIdentifier>()
             let (inputs, unkept) = ((own.inputs ?? []).filter { once.insert($0).inserted }, own.unkept)
-            (own.inputs, own.unkept) = (outer.map { $0 + inputs }, outerUnkept)
+            (own.inputs, own.unkept, own.buildTask) = (outer.map { $0 + inputs }, outerUnkept, outerTask)
             return (value, inputs, unkept)
+        }
+
+        /// Runs `body`, a read made on this thread by another task than the innermost build's (a `Task.immediate` the
+        /// build started, before its first suspension), as a read of its own: what it reads is not the build's input,
+        /// and a value it gets that the store did not keep leaves the build's own kept.
+        func outsideBuild<T>(_ body: () -> T) -> T {
+            let outer = (own.inputs, own.unkept, own.trigger, own.buildTask)
+            (own.inputs, own.unkept, own.trigger, own.buildTask) = (nil, false, nil, nil)
+            defer { (own.inputs, own.unkept, own.trigger, own.buildTask) = outer }
+            return body()
         }
 
         /// Evaluates a key's `currentValue`, with the key on the stack; an `InjectionKey`'s under the variables mutex.

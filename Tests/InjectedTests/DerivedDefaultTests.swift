@@ -565,6 +565,56 @@ extension InjectedValues {
     }
 }
 
+/// A task that a `.cached` build starts inherits the build's view, and a `Task.immediate` runs its first part on the
+/// build's thread; what it reads there is the task's read, not the build's (a review's finding: each request scope
+/// that overrode the user got a pool of its own).
+@Suite("A derived default follows its inputs: what its tasks read")
+struct DerivedDefaultTaskReadTests {
+    @Test("a cached default whose Task.immediate reads a key is built once for every scope that overrides that key")
+    func immediateTasksReadIsNoInput() {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        let pools = PoolLedger()
+        withInjectedValues(fresh: true) {
+            $0.poolUser = "root"
+            $0.poolLedger = pools
+        } operation: {
+            var handedOut = Swift.Set<ObjectIdentifier>()
+            for request in 0..<5 {
+                let pool = withInjectedValues {
+                    $0.poolUser = "user\(request)"
+                } operation: {
+                    InjectedValues[\.pool]
+                }
+                handedOut.insert(ObjectIdentifier(pool))
+            }
+            #expect(pools.builds.value == 1, "built \(pools.builds.value) pools for 5 requests")
+            #expect(handedOut.count == 1, "handed out \(handedOut.count) pools")
+            #expect(pools.seen == ["root"], "the pool's task read \(pools.seen)")
+        }
+    }
+
+    @Test("in a strict test, a cached default whose Task.immediate reads a key builds its test value once")
+    func immediateTasksReadIsNoInputInATest() {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        let (pools, reports) = (PoolLedger(), Counter())
+        withTestInjectedValues(strict: { _ in reports.increment() }) {
+            $0.poolUser = "test"
+            $0.poolLedger = pools
+        } operation: {
+            for request in 0..<5 {
+                _ = withInjectedValues {
+                    $0.poolUser = "user\(request)"
+                } operation: {
+                    InjectedValues[\.pool]
+                }
+            }
+        }
+        #expect(pools.builds.value == 1, "built \(pools.builds.value) pools for 5 requests")
+        #expect(pools.seen == ["test"], "the pool's task read \(pools.seen)")
+        #expect(reports.value == 0)
+    }
+}
+
 /// A derived default's first read in a scope that overrides one of its inputs, where the store does not know its inputs
 /// yet: what two fresh-context reviews of an attempt to build it from the scope's values alone found that attempt broke.
 @Suite("A derived default follows its inputs: the first read in an overriding scope")
@@ -725,4 +775,56 @@ extension InjectedValues {
     var initializerFolderStore: FolderStore { Self[InitializerFolderStoreKey.self] }
 
     var initializerFolderIndex: FolderIndex { Self[InitializerFolderIndexKey.self] }
+
+    var poolUser: String {
+        get { Self[PoolUserKey.self] }
+        set { Self[PoolUserKey.self] = newValue }
+    }
+
+    var poolLedger: PoolLedger {
+        get { Self[PoolLedgerKey.self] }
+        set { Self[PoolLedgerKey.self] = newValue }
+    }
+
+    var pool: Pool { Self[PoolKey.self] }
+}
+
+/// Counts the pools built, and records the user each pool's first task read.
+final class PoolLedger: @unchecked Sendable {
+    // `@unchecked Sendable`: `users` is only read and written while holding `lock`.
+    let builds = Counter()
+    private let lock = NSLock()
+    private var users: [String] = []
+
+    var seen: [String] { lock.withLock { users } }
+
+    func saw(_ user: String) { lock.withLock { users.append(user) } }
+}
+
+enum PoolUserKey: TestValueKey {
+    static var currentValue: String { "anonymous" }
+    static var testValue: String { currentValue }
+}
+
+enum PoolLedgerKey: TestValueKey {
+    static var currentValue: PoolLedger { PoolLedger() }
+    static var testValue: PoolLedger { currentValue }
+}
+
+/// A shared service whose initializer reads nothing itself, and starts its loop's first tick at once, which reads the
+/// user.
+final class Pool: Sendable {
+    init() {
+        let ledger = InjectedValues[\.poolLedger]
+        ledger.builds.increment()
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            Task.immediate { ledger.saw(InjectedValues[\.poolUser]) }
+        }
+    }
+}
+
+enum PoolKey: TestValueKey {
+    static var currentValue: Pool { Pool() }
+    static var testValue: Pool { currentValue }
+    static var lifetime: InjectionLifetime { .cached }
 }
