@@ -56,7 +56,8 @@ article=$(per_read article)
 echo "| Read | Instructions | Ratio to the article's pattern |"
 echo "|---|---|---|"
 echo "| Article pattern: @Injected read | $article | 1.00× |"
-for mode in nothing-overridden cached-default global-override inside-one-scope made-in-an-ended-scope article-style-key; do
+for mode in nothing-overridden cached-default global-override inside-one-scope scope-overrides-another-key made-in-an-ended-scope \
+    article-style-key; do
     count=$(per_read "$mode")
     echo "| Injected: @Injected read, ${mode//-/ } | $count | $(awk "BEGIN { printf \"%.2f\", $count / $article }")× |"
 done

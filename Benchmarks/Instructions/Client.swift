@@ -284,6 +284,14 @@ case "made-in-an-ended-scope":
     print(readInjected(controller, count))
 case "article-style-key":
     print(readSettable(SettableController(), count))
+case "scope-overrides-another-key":
+    // A server's usual read: a request's scope overrides the user, and the handler reads another dependency, a
+    // `.cached` one that nothing overrides.
+    withInjectedValues {
+        $0.provider = Provider(id: 3)
+    } operation: {
+        print(readDefaultLifetime(DefaultLifetimeController(), count))
+    }
 case "global-override":
     InjectedValues[\.provider] = Provider(id: 2)
     print(readInjected(InjectedController(), count))
@@ -301,6 +309,22 @@ case "tasks-article":
     print(waitFor { await taskScaling({ readArticle(ArticleController(), $0) }, count: count) })
 case "tasks-nothing-overridden":
     print(waitFor { await taskScaling({ readInjected(InjectedController(), $0) }, count: count) })
+case "tasks-scope-overrides-another-key":
+    // Each child task opens a scope of its own, as a request's, and reads a dependency it does not override.
+    print(
+        waitFor {
+            await taskScaling(
+                { count in
+                    withInjectedValues {
+                        $0.provider = Provider(id: 3)
+                    } operation: {
+                        readDefaultLifetime(DefaultLifetimeController(), count)
+                    }
+                },
+                count: count
+            )
+        }
+    )
 case "tasks-inside-one-scope":
     // Both child tasks inherit the one scope and read there.
     print(

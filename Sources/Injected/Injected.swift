@@ -1436,10 +1436,15 @@ nonisolated extension InjectedValues {
             while let level = node, !visit(level.cell, level.frozen, level.version, level.keeper) { node = level.next }
         }
 
-        /// The override of a key in the levels a read walks.
-        func box(for id: ObjectIdentifier, lent: Snapshot?) -> AnyBox? {
-            var found: AnyBox?
+        /// The override of a key in the levels a read walks; after the reader's own cell, where the caller has just
+        /// looked there (`cellChecked`).
+        func box(for id: ObjectIdentifier, lent: Snapshot?, cellChecked: Bool = false) -> AnyBox? {
+            var (found, skip): (AnyBox?, Bool) = (nil, cellChecked && cell != nil && lent == nil)
             walk(lent) { cell, frozen, _, _ in
+                guard !skip else {
+                    skip = false
+                    return false
+                }
                 found = Snapshot.box(for: id, in: cell, frozen)
                 return found != nil
             }
@@ -1738,7 +1743,7 @@ nonisolated extension InjectedValues {
             if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
                 return unbox(box, as: K.Value.self)
             }
-            return read(key, Reader(scope), lent: nil, through: accessor)
+            return read(key, Reader(scope), lent: nil, through: accessor, cellChecked: true)
         }
 
         /// Reads a key through a property, or in a write through a key path.
@@ -1771,32 +1776,63 @@ nonisolated extension InjectedValues {
         ///
         /// A `.cached` key that nothing overrides gets the value built for the innermost level that overrides one of
         /// its inputs, built now if need be; else the root's.
+        ///
+        /// `cellChecked`: the caller has just looked in the reader's own cell.
         private static func read<K: ReadOnlyInjectionKey>(
             _ key: K.Type,
             _ reader: Reader,
             lent: Snapshot?,
-            through accessor: String
+            through accessor: String,
+            cellChecked: Bool = false
         ) -> K.Value {
             let id = ObjectIdentifier(key)
             // In a `.cached` build, whose reads all come here, since it binds a view with no cell: one of its inputs,
             // unless a task the build started reads it, which inherits that view.
             let thread = ThreadState.current
             if thread.own.inputs != nil, thread.own.buildTask != ThreadState.task {
-                return thread.outsideBuild { read(key, reader, lent: lent, through: accessor) }
+                return thread.outsideBuild {
+                    read(key, reader, lent: lent, through: accessor, cellChecked: cellChecked)
+                }
             }
             thread.own.inputs?.append(id)
+            if let found = reader.box(for: id, lent: lent, cellChecked: cellChecked) {
+                return unbox(found, as: K.Value.self)
+            }
+            let (root, cached) = (reader.root(lent), K.lifetime == .cached)
+            let known = cached ? knownInputs.withLock { $0[id] } ?? [] : []
+            // The global store's value, built from no input, as this thread's view holds it: a server's usual read, of
+            // a dependency its request's scope does not override.
+            if cached, known.isEmpty, root === global,
+                let box = thread.view.withLock({ $0.inputs[id] == nil ? $0.entries[id] : nil })
+            {
+                return unbox(box, as: K.Value.self)
+            }
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
             defer { thread.own.reading = outerReading }
-            if let found = reader.box(for: id, lent: lent) { return unbox(found, as: K.Value.self) }
-            let root = reader.root(lent)
-            guard K.lifetime == .cached else {
+            guard cached else {
                 func value() -> K.Value {
                     root === global ? globalValue(for: key, on: thread) : rootValue(for: key, in: root)
                 }
                 // A factory read through a property runs with what the property lends bound, for the tasks it starts.
                 return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
+            return read(key, reader, lent: lent, root: root, known: known)
+        }
+
+        /// Reads a `.cached` key that no level overrides, from `root` or built for a level, where `known` (the inputs of
+        /// its last build) may lead.
+        ///
+        /// Apart from `read(_:_:lent:through:)`, whose common reads need no metadata of the types this one holds.
+        @inline(never)
+        private static func read<K: ReadOnlyInjectionKey>(
+            _ key: K.Type,
+            _ reader: Reader,
+            lent: Snapshot?,
+            root: Root,
+            known: [ObjectIdentifier]
+        ) -> K.Value {
+            let thread = ThreadState.current
             // The value built for the innermost level that overrides one of `inputs`; for the binding's own read (the
             // reader is the binding's), kept in its owner's cell too. `nil` where the build read none that a level
             // overrides: the value is the root's.
@@ -1817,9 +1853,7 @@ nonisolated extension InjectedValues {
             // Whether the value returned is one the store did not keep is said by the build that made it: a value the
             // read sets aside leaves the build around the read as it found it.
             let unkept = thread.own.unkept
-            if let known = knownInputs.withLock({ $0[id] }), rootBuilds(known) == false,
-                let value = built(from: known)
-            {
+            if !known.isEmpty, rootBuilds(known) == false, let value = built(from: known) {
                 return value
             }
             while true {
