@@ -1851,9 +1851,12 @@ nonisolated extension InjectedValues {
             // not this reader's: it is built for that level, and the root's is not built. The inputs known are those of
             // the last build, which may have taken another branch: the build's own decide where its value goes.
             // Whether the value returned is one the store did not keep is said by the build that made it: a value the
-            // read sets aside leaves the build around the read as it found it.
+            // read sets aside leaves the build around the read as it found it. A key the root overrides has no default
+            // to follow its inputs: the override is the value.
             let unkept = thread.own.unkept
-            if !known.isEmpty, rootBuilds(known) == false, let value = built(from: known) {
+            if !known.isEmpty, !root.lock.withLock({ $0.overrides[ObjectIdentifier(key)] != nil }),
+                rootBuilds(known) == false, let value = built(from: known)
+            {
                 return value
             }
             while true {

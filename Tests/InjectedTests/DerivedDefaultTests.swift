@@ -126,6 +126,20 @@ struct DerivedDefaultTests {
             guard before == "/real/store", after == "/launch/store" else { fatalError("read \(before), then \(after)") }
         }
     }
+
+    @Test("a global override of a derived key wins in a scope that overrides its input, though its default was built")
+    func globalOverrideOfTheDerivedKeyWins() async {
+        await #expect(processExitsWith: .success) {
+            _ = InjectedValues[\.folderStore]
+            InjectedValues[\.folderStore] = FolderStore(directory: "/launch")
+            let inPreview = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                InjectedValues[\.folderStore].directory
+            }
+            guard inPreview == "/launch" else { fatalError("the scope read \(inPreview)") }
+        }
+    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
