@@ -1799,14 +1799,15 @@ nonisolated extension InjectedValues {
                 return unbox(found, as: K.Value.self)
             }
             let (root, cached) = (reader.root(lent), K.lifetime == .cached)
-            let known = cached ? knownInputs.withLock { $0[id] } ?? [] : []
-            // The global store's value, built from no input, as this thread's view holds it: a server's usual read, of
-            // a dependency its request's scope does not override.
-            if cached, known.isEmpty, root === global,
+            // The global store's value, built from no input, or its override, as this thread's view holds it: it serves
+            // every read, since no level can override an input it does not have. A server's usual read, of a
+            // dependency its request's scope does not override.
+            if cached, root === global,
                 let box = thread.view.withLock({ $0.inputs[id] == nil ? $0.entries[id] : nil })
             {
                 return unbox(box, as: K.Value.self)
             }
+            let known = cached ? knownInputs.withLock { $0[id] } ?? [] : []
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
             defer { thread.own.reading = outerReading }
