@@ -1598,6 +1598,22 @@ nonisolated extension InjectedValues {
         /// them has the value built for it without the root's being built first.
         static let knownInputs = Lock([ObjectIdentifier: [ObjectIdentifier]]())
 
+        /// Records the keys a build of `id` read; where none had been, no thread's view may hand out the global store's
+        /// value built from none to every read any more, since these may lead a scope's read elsewhere.
+        ///
+        /// A view marks a value under the global store's lock, having checked the inputs known, so it either saw these
+        /// or is unmarked here after. The view's `entries` hold the same box, so nothing is freed under the locks.
+        static func learn(_ inputs: [ObjectIdentifier], for id: ObjectIdentifier) {
+            let gained = knownInputs.withLock { known in
+                defer { known[id] = inputs }
+                return !inputs.isEmpty && known[id]?.isEmpty != false
+            }
+            guard gained else { return }
+            global.lock.withLock { state in
+                for thread in state.threads.values { thread.view.withLock { _ = $0.plain.removeValue(forKey: id) } }
+            }
+        }
+
         /// The cells' locks: 256 stripes, never destroyed.
         static let stripes = Lock((), count: 256)
 
@@ -1799,12 +1815,10 @@ nonisolated extension InjectedValues {
                 return unbox(found, as: K.Value.self)
             }
             let (root, cached) = (reader.root(lent), K.lifetime == .cached)
-            // The global store's value, built from no input, or its override, as this thread's view holds it: it serves
-            // every read, since no level can override an input it does not have. A server's usual read, of a
-            // dependency its request's scope does not override.
-            if cached, root === global,
-                let box = thread.view.withLock({ $0.inputs[id] == nil ? $0.entries[id] : nil })
-            {
+            // The global store's override, or its value built from no input while no build had read one, as this thread's
+            // view holds it: it serves every read, since no level can override an input it does not have, with no
+            // process-wide lock. A server's usual read, of a dependency its request's scope does not override.
+            if cached, root === global, let box = thread.view.withLock({ $0.plain[id] }) {
                 return unbox(box, as: K.Value.self)
             }
             let known = cached ? knownInputs.withLock { $0[id] } ?? [] : []
@@ -2041,7 +2055,7 @@ nonisolated extension InjectedValues {
                 }
                 if !kept { thread.own.unkept = true }
                 thread.releasing(consume dropped)
-                knownInputs.withLock { $0[id] = inputs }
+                learn(inputs, for: id)
                 return (other.map { unbox($0.box, as: K.Value.self) } ?? value, inputs)
             }
         }
@@ -2175,7 +2189,7 @@ nonisolated extension InjectedValues {
                     defaultValue(for: K.self, in: root)
                 }
                 ticket?.finish()
-                knownInputs.withLock { $0[id] = inputs }
+                learn(inputs, for: id)
                 var built = Built(
                     box: Box(value),
                     inputs: inputs,
@@ -2498,6 +2512,11 @@ nonisolated extension InjectedValues {
             var entries: [ObjectIdentifier: AnyBox] = [:]
             /// The keys each `.cached` value among them was built from.
             var inputs: [ObjectIdentifier: [ObjectIdentifier]] = [:]
+            /// Those among them that every read may take here, in a scope too.
+            ///
+            /// Each is overridden in the store, or was built from no input while no build anywhere had read one. A build
+            /// that first reads some removes its key.
+            var plain: [ObjectIdentifier: AnyBox] = [:]
             /// Whether every `.uncached` key evaluates its default: the global store overrides none, and no test runs.
             var evaluatesUncached = false
             /// The `.uncached` keys that evaluate their defaults, where the global store overrides others.
@@ -2567,6 +2586,9 @@ nonisolated extension InjectedValues {
         /// Records what the global store holds for a key in this thread's view; called holding the store's lock.
         func remember(_ box: AnyBox, for id: ObjectIdentifier, _ inputs: [ObjectIdentifier], in state: RootState) {
             let evaluates = box === Store.evaluate
+            let plain =
+                !evaluates && inputs.isEmpty
+                && (state.overrides[id] != nil || Store.knownInputs.withLock { $0[id]?.isEmpty ?? true })
             let replaced = view.withLock { view in
                 // Every `.uncached` key evaluates while the global store overrides none; else only this one.
                 if evaluates, state.overrides.isEmpty {
@@ -2575,6 +2597,7 @@ nonisolated extension InjectedValues {
                     view.evaluated.insert(id)
                 }
                 if !inputs.isEmpty { view.inputs[id] = inputs }
+                if plain { view.plain[id] = box }
                 return evaluates ? nil : view.entries.updateValue(box, forKey: id)
             }
             withExtendedLifetime(replaced) {}

@@ -140,6 +140,33 @@ struct DerivedDefaultTests {
             guard inPreview == "/launch" else { fatalError("the scope read \(inPreview)") }
         }
     }
+
+    @Test("a default that reads its input only behind a flag gives an object of a scope one value on every thread")
+    func flaggedDefaultAgreesAcrossThreads() async {
+        await #expect(processExitsWith: .success) {
+            // Built with the flag off, from no input: this thread's view of the global store holds it from its second
+            // read.
+            _ = (InjectedValues[\.flaggedFolderStore], InjectedValues[\.flaggedFolderStore])
+            FlaggedFolderStoreKey.flag.turnOn()
+            // A build with the flag on reads the folder.
+            _ = withInjectedValues(fresh: true) {
+                $0.folder = "/fresh"
+            } operation: {
+                InjectedValues[\.flaggedFolderStore]
+            }
+            let holder = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                FlaggedFolderHolder()
+            }
+            let elsewhere = StringLog()
+            guard runOnThreads(1, { _ in elsewhere.append(holder.store.directory) }) else { fatalError("hung") }
+            let here = holder.store.directory
+            guard [here] == elsewhere.entries else {
+                fatalError("this thread read \(here), another \(elsewhere.entries)")
+            }
+        }
+    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
@@ -423,6 +450,31 @@ enum FolderKey: TestValueKey {
 enum FolderStoreKey: TestValueKey {
     static var currentValue: FolderStore { FolderStore(directory: InjectedValues[\.folder] + "/store") }
     static var testValue: FolderStore { currentValue }
+}
+
+/// A switch any thread may turn on, which no dependency holds.
+final class FeatureFlag: @unchecked Sendable {
+    // `@unchecked Sendable`: `on` is only read and written while holding `lock`.
+    private let lock = NSLock()
+    private var on = false
+
+    var isOn: Bool { lock.withLock { on } }
+
+    func turnOn() { lock.withLock { on = true } }
+}
+
+/// A store that reads the folder only while a flag, no dependency, is on.
+enum FlaggedFolderStoreKey: TestValueKey {
+    static let flag = FeatureFlag()
+    static var currentValue: FolderStore {
+        FolderStore(directory: flag.isOn ? InjectedValues[\.folder] + "/flagged" : "/plain")
+    }
+    static var testValue: FolderStore { currentValue }
+}
+
+/// An object made in a scope that reads the flagged store through its property.
+struct FlaggedFolderHolder: Sendable {
+    @Injected(\.flaggedFolderStore) var store
 }
 
 enum FolderIndexKey: TestValueKey {
@@ -801,6 +853,8 @@ extension InjectedValues {
     }
 
     var pool: Pool { Self[PoolKey.self] }
+
+    var flaggedFolderStore: FolderStore { Self[FlaggedFolderStoreKey.self] }
 }
 
 /// Counts the pools built, and records the user each pool's first task read.
