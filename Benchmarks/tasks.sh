@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times reads in two child tasks at once against one, in pairs of batches, for the article's pattern, for Injected with
-# nothing overridden, and for Injected inside one scope that both tasks inherit. Prints a Markdown table.
+# nothing overridden, for Injected inside one scope that both tasks inherit, and for Injected in a scope of each task's
+# own, as a server's requests, reading a key that scope does not override. Prints a Markdown table.
 #
 # It is a program of its own rather than a benchmark of the harness because, inside the harness, a benchmark's child
 # tasks ran one after the other, even for the article's pattern, which takes no lock.
@@ -10,10 +11,13 @@ bash instructions.sh --build-only
 client=.build/instructions/client
 echo "| Two child tasks vs one | Median of 40 pairs | Middle half of pairs |"
 echo "|---|---|---|"
-for mode in article nothing-overridden inside-one-scope; do
+for mode in article nothing-overridden inside-one-scope scope-overrides-another-key; do
     # The client prints (median, lower quartile, upper quartile).
     read -r median low high < <("$client" "tasks-$mode" 200000 | tr -d '(),')
     label="Injected, ${mode//-/ }"
     if [ "$mode" = article ]; then label="Article pattern (the control)"; fi
+    if [ "$mode" = scope-overrides-another-key ]; then
+        label="Injected, each task in a scope of its own, reading a key that scope does not override"
+    fi
     awk -v l="$label" -v m="$median" -v a="$low" -v b="$high" 'BEGIN { printf "| %s | %.2f× | %.2f–%.2f× |\n", l, m, a, b }'
 done

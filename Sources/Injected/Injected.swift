@@ -1027,7 +1027,8 @@ nonisolated extension InjectedValues {
     //   that overrides one (in the cell's `derived`; a dead level's, weakly, in its innermost ended cell), else the
     //   root: that decides how long it lives, not who gets it. The scope's own reads, and the builds they start
     //   (whose view names its cell `builtFor`), keep what they get in its cell too. Writes drop what was built from
-    //   the key.
+    //   the key. The records are a build's own task's reads. A thread's view marks the global store's values that
+    //   every read may take (`plain`), until a build first reads an input of the key.
     // - Article variables: one mutex, which a thread holds while it reads or assigns one through the store.
     // - Lock order: the variables mutex, a root's lock, a cell's lock (never two at once), a thread's view, `waits`. No
     //   user code runs under a lock but an `InjectionKey`'s accessors under the variables mutex, and what a lock's
