@@ -1482,9 +1482,15 @@ nonisolated extension InjectedValues {
 
         /// Overrides a key in the root, and empties every thread's view of the global store; `nil` for a fresh root
         /// whose scope has ended (which it checks under the lock the scope's end takes), whose world takes no writes.
+        ///
+        /// The key's own cached value goes too, and a build of it in progress stores nothing, its waiters reading the
+        /// override: the inputs it was built from would still count for the values built on it.
         func set(_ id: ObjectIdentifier, _ box: AnyBox) -> Any? {
             lock.withLock { state in
-                state.hasEnded ? nil : (state.overrides.set(id, box), state.wrote(id), state.dropViews()) as Any
+                guard !state.hasEnded else { return nil }
+                if state.building.removeValue(forKey: id) != nil { lock.broadcast() }
+                let replaced = (state.overrides.set(id, box), state.cache.removeValue(forKey: id))
+                return (replaced, state.wrote(id), state.dropViews()) as Any
             }
         }
 
@@ -1875,19 +1881,25 @@ nonisolated extension InjectedValues {
             {
                 return value
             }
+            var looked: UInt?
             while true {
+                let writes = root.lock.withLock { $0.writes }
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
                 (thread.own.trigger, thread.own.unkept) = (outer ?? (reader, lent), unkept)
                 let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
                 thread.own.trigger = outer
-                guard !inputs.isEmpty else { return value }
+                // The root's value, where the root has had no write since a build for the level read none of its inputs
+                // that a level overrides (its default now reads other keys, behind a flag that is no dependency), is
+                // the read's: looking again would find the same.
+                guard !inputs.isEmpty, looked != writes else { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
                 thread.own.unkept = unkept
                 if let built = built(from: inputs) { return built }
-                // The build for the level read none that a level overrides: what the root's value read has changed
-                // since, and the read looks again, as long as they change.
+                // The build for the level read none that a level overrides: what the root's value read may have
+                // changed since, and the read looks again while the root is written.
+                looked = writes
             }
         }
 

@@ -167,6 +167,41 @@ struct DerivedDefaultTests {
             }
         }
     }
+
+    @Test(
+        "a default built on a derived key the global store overrides reads the override in a scope overriding an input"
+    )
+    func defaultOnAnOverriddenDerivedKeyReadsTheOverride() async {
+        await #expect(processExitsWith: .success) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { fatalError("the read did not return") }
+            _ = InjectedValues[\.folderStore]
+            InjectedValues[\.folderStore] = FolderStore(directory: "/launch")
+            _ = InjectedValues[\.folderLabel]
+            let inPreview = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                InjectedValues[\.folderLabel]
+            }
+            guard inPreview == "label:/launch" else { fatalError("the scope read \(inPreview)") }
+        }
+    }
+
+    @Test("a scope's read of a default whose flag turned off since its build reads none of its inputs returns")
+    func defaultThatStoppedReadingItsInputReturns() async {
+        await #expect(processExitsWith: .success) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { fatalError("the read did not return") }
+            FlaggedFolderStoreKey.flag.turnOn()
+            _ = InjectedValues[\.flaggedFolderStore]
+            FlaggedFolderStoreKey.flag.turnOff()
+            let inPreview = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                InjectedValues[\.flaggedFolderStore].directory
+            }
+            // The build for the scope read no input, so the read gets the store's instance.
+            guard inPreview == "/real/flagged" else { fatalError("the scope read \(inPreview)") }
+        }
+    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
@@ -461,6 +496,8 @@ final class FeatureFlag: @unchecked Sendable {
     var isOn: Bool { lock.withLock { on } }
 
     func turnOn() { lock.withLock { on = true } }
+
+    func turnOff() { lock.withLock { on = false } }
 }
 
 /// A store that reads the folder only while a flag, no dependency, is on.
@@ -470,6 +507,12 @@ enum FlaggedFolderStoreKey: TestValueKey {
         FolderStore(directory: flag.isOn ? InjectedValues[\.folder] + "/flagged" : "/plain")
     }
     static var testValue: FolderStore { currentValue }
+}
+
+/// A label built on the folder store.
+enum FolderLabelKey: TestValueKey {
+    static var currentValue: String { "label:" + InjectedValues[\.folderStore].directory }
+    static var testValue: String { currentValue }
 }
 
 /// An object made in a scope that reads the flagged store through its property.
@@ -855,6 +898,8 @@ extension InjectedValues {
     var pool: Pool { Self[PoolKey.self] }
 
     var flaggedFolderStore: FolderStore { Self[FlaggedFolderStoreKey.self] }
+
+    var folderLabel: String { Self[FolderLabelKey.self] }
 }
 
 /// Counts the pools built, and records the user each pool's first task read.
