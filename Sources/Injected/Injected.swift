@@ -1883,23 +1883,26 @@ nonisolated extension InjectedValues {
             }
             var looked: UInt?
             while true {
-                let writes = root.lock.withLock { $0.writes }
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
                 (thread.own.trigger, thread.own.unkept) = (outer ?? (reader, lent), unkept)
                 let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
                 thread.own.trigger = outer
-                // The root's value, where the root has had no write since a build for the level read none of its inputs
-                // that a level overrides (its default now reads other keys, behind a flag that is no dependency), is
-                // the read's: looking again would find the same.
-                guard !inputs.isEmpty, looked != writes else { return value }
+                guard !inputs.isEmpty else { return value }
+                // The root's value, where the root has had no write to one of its inputs, nor a reset, since a build for
+                // the level read none of them that a level overrides (its default now reads other keys, behind a flag
+                // that is no dependency), is the read's: looking again would find the same.
+                let lastWrite = root.lock.withLock { state in
+                    inputs.reduce(state.cleared) { Swift.max($0, state.written[$1, default: 0]) }
+                }
+                guard looked != lastWrite else { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
                 thread.own.unkept = unkept
                 if let built = built(from: inputs) { return built }
                 // The build for the level read none that a level overrides: what the root's value read may have
-                // changed since, and the read looks again while the root is written.
-                looked = writes
+                // changed since, and the read looks again while its inputs are written.
+                looked = lastWrite
             }
         }
 

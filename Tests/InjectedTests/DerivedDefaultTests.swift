@@ -202,6 +202,25 @@ struct DerivedDefaultTests {
             guard inPreview == "/real/flagged" else { fatalError("the scope read \(inPreview)") }
         }
     }
+
+    @Test("a scope's read of a default that stopped reading its input returns though each build writes another key")
+    func defaultThatStoppedReadingItsInputReturnsThoughItWrites() async {
+        await #expect(processExitsWith: .success) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { fatalError("the read did not return") }
+            ReportingFolderStoreKey.flag.turnOn()
+            _ = InjectedValues[\.reportingFolderStore]
+            ReportingFolderStoreKey.flag.turnOff()
+            let inPreview = withInjectedValues {
+                $0.folder = "/sandbox"
+            } operation: {
+                InjectedValues[\.reportingFolderStore].directory
+            }
+            let builds = ReportingFolderStoreKey.builds.value
+            guard inPreview == "/real/flagged", builds <= 3 else {
+                fatalError("read \(inPreview) after \(builds) builds")
+            }
+        }
+    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
@@ -507,6 +526,24 @@ enum FlaggedFolderStoreKey: TestValueKey {
         FolderStore(directory: flag.isOn ? InjectedValues[\.folder] + "/flagged" : "/plain")
     }
     static var testValue: FolderStore { currentValue }
+}
+
+/// A store gated like the flagged one, whose every build also records, from a thread of its own, how many builds there
+/// were in the global store: a write to a key none of its builds reads.
+enum ReportingFolderStoreKey: TestValueKey {
+    static let (flag, builds) = (FeatureFlag(), Counter())
+    static var currentValue: FolderStore {
+        builds.increment()
+        let count = builds.value
+        _ = runOnThreads(1) { _ in InjectedValues[\.folderBuilds] = count }
+        return FolderStore(directory: flag.isOn ? InjectedValues[\.folder] + "/flagged" : "/plain")
+    }
+    static var testValue: FolderStore { currentValue }
+}
+
+enum FolderBuildsKey: TestValueKey {
+    static var currentValue: Int { 0 }
+    static var testValue: Int { 0 }
 }
 
 /// A label built on the folder store.
@@ -900,6 +937,13 @@ extension InjectedValues {
     var flaggedFolderStore: FolderStore { Self[FlaggedFolderStoreKey.self] }
 
     var folderLabel: String { Self[FolderLabelKey.self] }
+
+    var reportingFolderStore: FolderStore { Self[ReportingFolderStoreKey.self] }
+
+    var folderBuilds: Int {
+        get { Self[FolderBuildsKey.self] }
+        set { Self[FolderBuildsKey.self] = newValue }
+    }
 }
 
 /// Counts the pools built, and records the user each pool's first task read.
