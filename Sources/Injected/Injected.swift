@@ -1881,7 +1881,7 @@ nonisolated extension InjectedValues {
             {
                 return value
             }
-            var looked: UInt?
+            var (looked, rounds): (UInt?, Int) = (nil, 0)
             while true {
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
@@ -1891,18 +1891,19 @@ nonisolated extension InjectedValues {
                 guard !inputs.isEmpty else { return value }
                 // The root's value, where the root has had no write to one of its inputs, nor a reset, since a build for
                 // the level read none of them that a level overrides (its default now reads other keys, behind a flag
-                // that is no dependency), is the read's: looking again would find the same.
+                // that is no dependency), is the read's: looking again would find the same. So it is after two such
+                // builds, whatever writes them: a default that writes its own input as it builds would go on forever.
                 let lastWrite = root.lock.withLock { state in
                     inputs.reduce(state.cleared) { Swift.max($0, state.written[$1, default: 0]) }
                 }
-                guard looked != lastWrite else { return value }
+                guard looked != lastWrite, rounds < 2 else { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
                 thread.own.unkept = unkept
                 if let built = built(from: inputs) { return built }
                 // The build for the level read none that a level overrides: what the root's value read may have
                 // changed since, and the read looks again while its inputs are written.
-                looked = lastWrite
+                (looked, rounds) = (lastWrite, rounds + 1)
             }
         }
 

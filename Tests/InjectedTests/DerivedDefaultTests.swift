@@ -221,6 +221,22 @@ struct DerivedDefaultTests {
             }
         }
     }
+
+    @Test(
+        "a scope's read returns though the store's every build of the default writes its input and the scope's reads none"
+    )
+    func restlessDefaultReturns() async {
+        await #expect(processExitsWith: .success) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { fatalError("the read did not return") }
+            let inPreview = withInjectedValues {
+                $0.restlessFolder = "/sandbox"
+            } operation: {
+                InjectedValues[\.restlessFolderStore].directory
+            }
+            let builds = RestlessFolderStoreKey.builds.value
+            guard inPreview == "/real", builds <= 6 else { fatalError("read \(inPreview) after \(builds) builds") }
+        }
+    }
 }
 
 /// What a fresh-context review of the derived defaults found, each a test that failed before its fix.
@@ -544,6 +560,25 @@ enum ReportingFolderStoreKey: TestValueKey {
 enum FolderBuildsKey: TestValueKey {
     static var currentValue: Int { 0 }
     static var testValue: Int { 0 }
+}
+
+enum RestlessFolderKey: TestValueKey {
+    static var currentValue: String { "/real" }
+    static var testValue: String { currentValue }
+}
+
+/// A store whose odd builds read the folder and write it back to the global store, from a thread of its own, so that
+/// none of them is kept, and whose even builds read nothing.
+enum RestlessFolderStoreKey: TestValueKey {
+    static let builds = Counter()
+    static var currentValue: FolderStore {
+        builds.increment()
+        guard builds.value % 2 == 1 else { return FolderStore(directory: "/plain") }
+        let folder = InjectedValues[\.restlessFolder]
+        _ = runOnThreads(1) { _ in InjectedValues[\.restlessFolder] = folder }
+        return FolderStore(directory: folder)
+    }
+    static var testValue: FolderStore { currentValue }
 }
 
 /// A label built on the folder store.
@@ -939,6 +974,13 @@ extension InjectedValues {
     var folderLabel: String { Self[FolderLabelKey.self] }
 
     var reportingFolderStore: FolderStore { Self[ReportingFolderStoreKey.self] }
+
+    var restlessFolder: String {
+        get { Self[RestlessFolderKey.self] }
+        set { Self[RestlessFolderKey.self] = newValue }
+    }
+
+    var restlessFolderStore: FolderStore { Self[RestlessFolderStoreKey.self] }
 
     var folderBuilds: Int {
         get { Self[FolderBuildsKey.self] }
