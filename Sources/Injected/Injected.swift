@@ -1858,11 +1858,11 @@ nonisolated extension InjectedValues {
             // The value built for the innermost level that overrides one of `inputs`; for the binding's own read (the
             // reader is the binding's), kept in its owner's cell too. `nil` where the build read none that a level
             // overrides: the value is the root's.
-            func built(from inputs: [ObjectIdentifier]) -> K.Value? {
+            func built(from inputs: [ObjectIdentifier], evenUnkept: Bool = false) -> K.Value? {
                 let (base, ownCell) = (
                     Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : binding.get().scope?.owner
                 )
-                return build(key, for: base, from: inputs, root: root, ownCell: ownCell)
+                return build(key, for: base, from: inputs, root: root, ownCell: ownCell, evenUnkept: evenUnkept)
             }
             // Whether the levels that override one of `inputs` are a fresh scope's own cell alone, the root's own
             // level, whose values the root builds, one at a time; `nil` where no level overrides one.
@@ -1881,7 +1881,7 @@ nonisolated extension InjectedValues {
             {
                 return value
             }
-            var (looked, rounds): (UInt?, Int) = (nil, 0)
+            var looked: UInt?
             while true {
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
@@ -1891,19 +1891,21 @@ nonisolated extension InjectedValues {
                 guard !inputs.isEmpty else { return value }
                 // The root's value, where the root has had no write to one of its inputs, nor a reset, since a build for
                 // the level read none of them that a level overrides (its default now reads other keys, behind a flag
-                // that is no dependency), is the read's: looking again would find the same. So it is after two such
-                // builds, whatever writes them: a default that writes its own input as it builds would go on forever.
+                // that is no dependency), is the read's: looking again would find the same.
                 let lastWrite = root.lock.withLock { state in
                     inputs.reduce(state.cleared) { Swift.max($0, state.written[$1, default: 0]) }
                 }
-                guard looked != lastWrite, rounds < 2 else { return value }
+                guard looked != lastWrite else { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
                 thread.own.unkept = unkept
-                if let built = built(from: inputs) { return built }
+                // A second build for the level is the read's, kept or not: the root's value, whose inputs were written
+                // since the first, may have read one the level overrides, and a default that writes its own input as the
+                // store builds it would have the read look again forever.
+                if let built = built(from: inputs, evenUnkept: looked != nil) { return built }
                 // The build for the level read none that a level overrides: what the root's value read may have
-                // changed since, and the read looks again while its inputs are written.
-                (looked, rounds) = (lastWrite, rounds + 1)
+                // changed since, and the read looks again if its inputs were written.
+                looked = lastWrite
             }
         }
 
@@ -2122,7 +2124,8 @@ nonisolated extension InjectedValues {
             for base: Snapshot?,
             from known: [ObjectIdentifier],
             root: Root,
-            ownCell: Cell?
+            ownCell: Cell?,
+            evenUnkept: Bool
         ) -> K.Value? {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
@@ -2242,7 +2245,9 @@ nonisolated extension InjectedValues {
                 // build may have missed; where none does, the value is the root's, which the root builds, in its world.
                 guard let home = levels.flatMap({ overridingLevel(of: inputs, $0, nil)?.level }) else {
                     _ = release()
-                    return nil
+                    // Asked for (`evenUnkept`), the value, which the store does not keep, is still the read's.
+                    if evenUnkept { thread.own.unkept = true }
+                    return evenUnkept ? value : nil
                 }
                 built.own = home.cell != nil && home.cell === ownCell && home.live
                 // The root's count of writes at its last write to an input or reset: a value whose build began at or

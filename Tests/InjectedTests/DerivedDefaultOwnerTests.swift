@@ -530,6 +530,30 @@ struct DerivedDefaultChangingInputsTests {
         }
     }
 
+    @Test("a scope's read whose builds see its flag flipped back and forth twice gets its own value, not the store's")
+    func flagFlippedBackAndForthTwice() async {
+        await #expect(processExitsWith: .success) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { fatalError("the read did not return") }
+            InjectedValues[\.featureFlag] = true
+            let (storeBuilds, scopeBuilds) = (Steps(), Steps())
+            // The store's first two builds switch the flag off; the scope's first two switch it back on, from threads
+            // outside every scope, as another part of the app would.
+            FeatureGate.hook = { label in
+                if label == "user:anon", storeBuilds.advance(from: 0) || storeBuilds.advance(from: 1) {
+                    _ = runOnThreads(1) { _ in InjectedValues[\.featureFlag] = false }
+                } else if label == "off", scopeBuilds.advance(from: 0) || scopeBuilds.advance(from: 1) {
+                    _ = runOnThreads(1) { _ in InjectedValues[\.featureFlag] = true }
+                }
+            }
+            withInjectedValues {
+                $0.badgeUser = "scoped"
+            } operation: {
+                let label = InjectedValues[\.feature].label
+                precondition(label == "user:scoped" || label == "off", "read \(label)")
+            }
+        }
+    }
+
     @Test("a scope's read does not get the store's value built from an input it overrides, when a flag flips twice")
     func flagFlippedTwiceWhileAScopeBuilds() async {
         await #expect(processExitsWith: .success) {
