@@ -108,11 +108,13 @@ struct TaskAndObjectChainTests {
         let late = await Retrier().retry(attempts: 4_000)
         #expect(late.attempt == 4_000)
         #expect(late.previous == 3_999, "an attempt no longer reads the one before it")
+        // Attempts whose tasks are still finishing keep their scopes running, so how many levels are live, and how many
+        // values alive, depends on scheduling, a few more on a loaded machine; a chain that grew would hold thousands.
         #expect(
-            late.depth <= early.depth,
+            late.depth <= early.depth + 12,
             "a read walks \(late.depth) levels after 4,000 attempts, \(early.depth) after 10"
         )
-        #expect(late.alive <= early.alive + 2, "\(late.alive) attempts' values are still alive")
+        #expect(late.alive <= early.alive + 12, "\(late.alive) attempts' values are still alive")
     }
 
     @Test("an object that makes its successor in a run of its own scope, 5,000 times, holds one scope")
