@@ -1859,10 +1859,22 @@ nonisolated extension InjectedValues {
             // reader is the binding's), kept in its owner's cell too. `nil` where the build read none that a level
             // overrides: the value is the root's.
             func built(from inputs: [ObjectIdentifier], evenUnkept: Bool = false) -> K.Value? {
+                var ignored = false
+                return built(from: inputs, evenUnkept: evenUnkept, ran: &ignored)
+            }
+            func built(from inputs: [ObjectIdentifier], evenUnkept: Bool, ran: inout Bool) -> K.Value? {
                 let (base, ownCell) = (
                     Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : binding.get().scope?.owner
                 )
-                return build(key, for: base, from: inputs, root: root, ownCell: ownCell, evenUnkept: evenUnkept)
+                return build(
+                    key,
+                    for: base,
+                    from: inputs,
+                    root: root,
+                    ownCell: ownCell,
+                    evenUnkept: evenUnkept,
+                    ran: &ran
+                )
             }
             // Whether the levels that override one of `inputs` are a fresh scope's own cell alone, the root's own
             // level, whose values the root builds, one at a time; `nil` where no level overrides one.
@@ -1881,7 +1893,7 @@ nonisolated extension InjectedValues {
             {
                 return value
             }
-            var looked: UInt?
+            var (looked, ran): (UInt?, Bool) = (nil, false)
             while true {
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
@@ -1889,20 +1901,23 @@ nonisolated extension InjectedValues {
                 let (value, inputs) = root === global ? globalEntry(for: key) : rootEntry(for: key, in: root)
                 thread.own.trigger = outer
                 guard !inputs.isEmpty else { return value }
-                // The root's value, where the root has had no write to one of its inputs, nor a reset, since a build for
-                // the level read none of them that a level overrides (its default now reads other keys, behind a flag
-                // that is no dependency), is the read's: looking again would find the same.
+                // The root's value, where the root has had no write to one of its inputs, nor a reset, since this read's own
+                // build for the level read none of them that a level overrides (its default now reads other keys, behind a
+                // flag that is no dependency), is the read's: looking again would find the same. Not where it only waited
+                // for another thread's build, which may have read what the root held before.
                 let lastWrite = root.lock.withLock { state in
                     inputs.reduce(state.cleared) { Swift.max($0, state.written[$1, default: 0]) }
                 }
-                guard looked != lastWrite else { return value }
+                if looked == lastWrite, ran { return value }
                 thread.own.inputs?.append(contentsOf: inputs)
                 guard rootBuilds(inputs) == false else { return value }
                 thread.own.unkept = unkept
-                // A second build for the level is the read's, kept or not: the root's value, whose inputs were written
-                // since the first, may have read one the level overrides, and a default that writes its own input as the
-                // store builds it would have the read look again forever.
-                if let built = built(from: inputs, evenUnkept: looked != nil) { return built }
+                // A second build of this read's own for the level is the read's, kept or not: the root's value, whose inputs
+                // were written since the first, may have read one the level overrides, and a default that writes its own
+                // input as the store builds it would have the read look again forever.
+                let second = ran
+                ran = false
+                if let built = built(from: inputs, evenUnkept: second, ran: &ran) { return built }
                 // The build for the level read none that a level overrides: what the root's value read may have
                 // changed since, and the read looks again if its inputs were written.
                 looked = lastWrite
@@ -2125,7 +2140,8 @@ nonisolated extension InjectedValues {
             from known: [ObjectIdentifier],
             root: Root,
             ownCell: Cell?,
-            evenUnkept: Bool
+            evenUnkept: Bool,
+            ran: inout Bool
         ) -> K.Value? {
             let (id, thread, levels) = (ObjectIdentifier(key), ThreadState.current, base.map { Reader(snapshot: $0) })
             // What the read sees of `inputs` in its levels, which takes their cells' locks: never under the cell's.
@@ -2202,6 +2218,7 @@ nonisolated extension InjectedValues {
                 }
                 let rootWrites = root.lock.withLock { $0.writes }
                 let view = Scope(viewOf: nil, base: base, root: root, builtFor: ownCell)
+                ran = true
                 let (value, inputs, unkept) = thread.recordingInputs(
                     keepingUpdate: true,
                     binding: Binding(scope: view)

@@ -530,6 +530,36 @@ struct DerivedDefaultChangingInputsTests {
         }
     }
 
+    @Test("threads reading in one scope while its flag flips never get the store's value built from the store's user")
+    func threadsSharingAScopeWhileItsFlagFlips() async {
+        await #expect(processExitsWith: .success) {
+            InjectedValues[\.featureFlag] = true
+            FeatureGate.hook = { _ in usleep(UInt32.random(in: 0..<200)) }
+            let scope = withInjectedValues {
+                $0.badgeUser = "scoped"
+            } operation: {
+                InjectedValues.capture()
+            }
+            let (done, wrong) = (Steps(), StringLog())
+            Thread {
+                while !done.isAt(1) {
+                    InjectedValues[\.featureFlag] = !InjectedValues[\.featureFlag]
+                    usleep(UInt32.random(in: 0..<400))
+                }
+            }.start()
+            let deadline = Date().addingTimeInterval(2)
+            let finished = runOnThreads(4) { _ in
+                while Date() < deadline {
+                    let label = scope.run { InjectedValues[\.feature].label }
+                    if label != "user:scoped", label != "off" { wrong.append(label) }
+                }
+            }
+            _ = done.advance(from: 0)
+            precondition(finished, "the readers hung")
+            precondition(wrong.entries.isEmpty, "\(wrong.entries.count) reads got \(Set(wrong.entries))")
+        }
+    }
+
     @Test("a scope's read whose builds see its flag flipped back and forth twice gets its own value, not the store's")
     func flagFlippedBackAndForthTwice() async {
         await #expect(processExitsWith: .success) {
