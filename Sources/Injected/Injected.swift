@@ -1828,7 +1828,6 @@ nonisolated extension InjectedValues {
             if cached, root === global, let box = thread.view.withLock({ $0.plain[id] }) {
                 return unbox(box, as: K.Value.self)
             }
-            let known = cached ? knownInputs.withLock { $0[id] } ?? [] : []
             let outerReading = thread.own.reading
             thread.own.reading = (id, accessor)
             defer { thread.own.reading = outerReading }
@@ -1839,11 +1838,11 @@ nonisolated extension InjectedValues {
                 // A factory read through a property runs with what the property lends bound, for the tasks it starts.
                 return lent == nil || K.currentValueIsVariable ? value() : thread.bindingLent(value)
             }
-            return read(key, reader, lent: lent, root: root, known: known)
+            return read(key, reader, lent: lent, root: root)
         }
 
-        /// Reads a `.cached` key that no level overrides, from `root` or built for a level, where `known` (the inputs of
-        /// its last build) may lead.
+        /// Reads a `.cached` key that no level overrides, from `root` or built for a level, where the inputs of its last
+        /// build may lead.
         ///
         /// Apart from `read(_:_:lent:through:)`, whose common reads need no metadata of the types this one holds.
         @inline(never)
@@ -1851,17 +1850,13 @@ nonisolated extension InjectedValues {
             _ key: K.Type,
             _ reader: Reader,
             lent: Snapshot?,
-            root: Root,
-            known: [ObjectIdentifier]
+            root: Root
         ) -> K.Value {
             let thread = ThreadState.current
+            let known = knownInputs.withLock { $0[ObjectIdentifier(key)] } ?? []
             // The value built for the innermost level that overrides one of `inputs`; for the binding's own read (the
             // reader is the binding's), kept in its owner's cell too. `nil` where the build read none that a level
             // overrides: the value is the root's.
-            func built(from inputs: [ObjectIdentifier], evenUnkept: Bool = false) -> K.Value? {
-                var ignored = false
-                return built(from: inputs, evenUnkept: evenUnkept, ran: &ignored)
-            }
             func built(from inputs: [ObjectIdentifier], evenUnkept: Bool, ran: inout Bool) -> K.Value? {
                 let (base, ownCell) = (
                     Snapshot.make(reader, lent: lent), reader.counts(lent) ? nil : binding.get().scope?.owner
@@ -1888,12 +1883,14 @@ nonisolated extension InjectedValues {
             // read sets aside leaves the build around the read as it found it. A key the root overrides has no default
             // to follow its inputs: the override is the value.
             let unkept = thread.own.unkept
+            var (looked, ran): (UInt?, Bool) = (nil, false)
             if !known.isEmpty, !root.lock.withLock({ $0.overrides[ObjectIdentifier(key)] != nil }),
-                rootBuilds(known) == false, let value = built(from: known)
+                rootBuilds(known) == false, let value = built(from: known, evenUnkept: false, ran: &ran)
             {
                 return value
             }
-            var (looked, ran): (UInt?, Bool) = (nil, false)
+            // Whether that build ran is no matter to the loop, which counts its own.
+            ran = false
             while true {
                 // The outermost such read stays the trigger for the builds nested in this one.
                 let outer = thread.own.trigger
