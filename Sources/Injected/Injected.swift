@@ -1766,6 +1766,15 @@ nonisolated extension InjectedValues {
             if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
                 return unbox(box, as: K.Value.self)
             }
+            // A request's usual read, in a scope with no levels below it: of a key it does not override, that the
+            // thread's view holds a plain value of, outside every build, as `read` would take it. `Store.global` is
+            // loaded first, so that the scope's root is compared in place: a retain of the global store, which every
+            // thread's reads would write, costs two threads more than half their reads.
+            if scope.base == nil, Store.global === scope.root, K.lifetime == .cached, thread.own.inputs == nil,
+                let box = thread.view.withLock({ $0.plain[ObjectIdentifier(key)] })
+            {
+                return unbox(box, as: K.Value.self)
+            }
             return read(key, Reader(scope), lent: nil, through: accessor, cellChecked: true)
         }
 
@@ -2532,17 +2541,22 @@ nonisolated extension InjectedValues {
     }
 
     /// A thread's record: its context and stack of defaults, which only it touches, and its view of the global store.
+    ///
+    /// A read writes the record's reference count, and reads the fields declared first, so the record starts a cache
+    /// line of its own (`startingALine`) and ends with 128 bytes that nothing reads: no line a read touches holds
+    /// another allocation, which another thread might write, and the line would bounce between their cores.
     final class ThreadState {
-        /// What only the thread whose record this is reads and writes.
-        ///
-        /// `@exclusivity(unchecked)`: only that thread touches `own`, and no access to it spans a call that reaches it
-        /// again, so the runtime's exclusivity checks, a large part of a read's cost, are skipped.
-        @exclusivity(unchecked) var own = Own()
         /// What the global store holds for the keys this thread has read there, each in a box of its own, so that
         /// reading it writes no reference count another thread's reads write too.
         ///
         /// Writes to the store empty it, holding the global store's lock.
         let view = Lock(View())
+        /// What only the thread whose record this is reads and writes.
+        ///
+        /// `@exclusivity(unchecked)`: only that thread touches `own`, and no access to it spans a call that reaches it
+        /// again, so the runtime's exclusivity checks, a large part of a read's cost, are skipped.
+        @exclusivity(unchecked) var own = Own()
+        private let spacing = SIMD16<UInt64>()
 
         struct View {
             var entries: [ObjectIdentifier: AnyBox] = [:]
@@ -2602,10 +2616,23 @@ nonisolated extension InjectedValues {
 
         @inline(never)
         private static func makeCurrent() -> ThreadState {
-            let state = ThreadState()
+            let state = startingALine(ThreadState.init)
             Store.global.lock.withLock { $0.threads[UInt(bitPattern: ObjectIdentifier(state))] = state }
             pthread_setspecific(threadKey, Unmanaged.passUnretained(state).toOpaque())
             return state
+        }
+
+        /// Makes an object with `make` that starts a 128-byte cache line, if one of 16 tries does, else the last.
+        ///
+        /// Swift aligns no object to more than 16 bytes: this makes another after an allocation that moves the next
+        /// address, and frees the others when it returns.
+        static func startingALine<T: AnyObject>(_ make: () -> T) -> T {
+            var (made, others) = (make(), [Any]())
+            while UInt(bitPattern: ObjectIdentifier(made)) % 128 != 0, others.count < 32 {
+                others += [made, [UInt8](repeating: 0, count: 8 * others.count)]
+                made = make()
+            }
+            return made
         }
 
         /// The thread-specific data key under which each thread keeps its record.
@@ -2961,19 +2988,25 @@ nonisolated extension InjectedValues {
         // in memory allocated once, whose address never changes, and which only `deinit` frees, when no thread can
         // hold or wait on them; a striped lock points into a stripe's, which is never freed.
         @exclusivity(unchecked) private var state: State
-        private var primitives: UnsafeMutablePointer<(mutex: pthread_mutex_t, condition: pthread_cond_t)>
+        private var primitives: UnsafeMutablePointer<Primitives>
+        private typealias Primitives = (mutex: pthread_mutex_t, condition: pthread_cond_t, spacing: SIMD16<UInt64>)
         private let ownsPrimitives: Bool
 
         /// A lock of its own (of `count`, side by side, for the stripes), or with `striped`, one of the stripes.
+        ///
+        /// Each mutex and condition has 128 bytes after it that nothing touches, and the first has the spacing of one
+        /// more element before it, so that no cache line they are in holds anything else: locking one writes no line
+        /// that another thread's lock or data is in, which would bounce between their cores.
         init(_ state: State, striped: Bool = false, count: Int = 1) {
             (self.state, ownsPrimitives) = (state, !striped)
-            primitives = striped ? Store.stripes.primitives : .allocate(capacity: count)
+            primitives = striped ? Store.stripes.primitives : .allocate(capacity: count + 1) + 1
             if striped {
                 let address = UInt(bitPattern: ObjectIdentifier(self))
                 primitives += Int((address >> 4 ^ address >> 12) & 255)
             }
-            for index in 0..<(striped ? 0 : count) {
-                (primitives + index).initialize(to: (pthread_mutex_t(), pthread_cond_t()))
+            for index in (striped ? 0 : -1)..<(striped ? 0 : count) {
+                (primitives + index).initialize(to: (pthread_mutex_t(), pthread_cond_t(), SIMD16()))
+                guard index >= 0 else { continue }
                 let made = (
                     pthread_mutex_init(&primitives[index].mutex, nil),
                     pthread_cond_init(&primitives[index].condition, nil)
@@ -2986,7 +3019,7 @@ nonisolated extension InjectedValues {
             guard ownsPrimitives else { return }
             pthread_cond_destroy(&primitives.pointee.condition)
             pthread_mutex_destroy(&primitives.pointee.mutex)
-            primitives.deallocate()
+            (primitives - 1).deallocate()
         }
 
         /// Runs `body` with the state, holding the lock.
