@@ -309,6 +309,8 @@ case "tasks-article":
     print(waitFor { await taskScaling({ readArticle(ArticleController(), $0) }, count: count) })
 case "tasks-nothing-overridden":
     print(waitFor { await taskScaling({ readInjected(InjectedController(), $0) }, count: count) })
+case "tasks-cached-default":
+    print(waitFor { await taskScaling({ readDefaultLifetime(DefaultLifetimeController(), $0) }, count: count) })
 case "tasks-scope-overrides-another-key":
     // Each child task opens a scope of its own, as a request's, and reads a dependency it does not override.
     print(
