@@ -2628,7 +2628,7 @@ nonisolated extension InjectedValues {
         /// address, and frees the others when it returns.
         static func startingALine<T: AnyObject>(_ make: () -> T) -> T {
             var (made, others) = (make(), [Any]())
-            while UInt(bitPattern: ObjectIdentifier(made)) % 128 != 0, others.count < 32 {
+            while UInt(bitPattern: ObjectIdentifier(made)) % 128 != 0, others.count < 30 {
                 others += [made, [UInt8](repeating: 0, count: 8 * others.count)]
                 made = make()
             }
