@@ -327,6 +327,26 @@ case "tasks-scope-overrides-another-key":
             )
         }
     )
+case "tasks-nested-scope-overrides-another-key":
+    // As the last, with each task's scope nested in one that the parent opened, as an app's for its configuration.
+    print(
+        waitFor {
+            await withInjectedValues {
+                $0.settableProvider = Provider(id: 4)
+            } operation: {
+                await taskScaling(
+                    { count in
+                        withInjectedValues {
+                            $0.provider = Provider(id: 3)
+                        } operation: {
+                            readDefaultLifetime(DefaultLifetimeController(), count)
+                        }
+                    },
+                    count: count
+                )
+            }
+        }
+    )
 case "tasks-inside-one-scope":
     // Both child tasks inherit the one scope and read there.
     print(
