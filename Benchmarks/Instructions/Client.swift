@@ -347,6 +347,14 @@ case "tasks-nested-scope-overrides-another-key":
             }
         }
     )
+case "tasks-one-object-made-in-an-ended-scope":
+    // Both tasks read through one object made in a scope that has ended, as a service graph built in a scope at start.
+    let controller = withInjectedValues {
+        $0.provider = Provider(id: 6)
+    } operation: {
+        DefaultLifetimeController()
+    }
+    print(waitFor { await taskScaling({ readDefaultLifetime(controller, $0) }, count: count) })
 case "tasks-inside-one-scope":
     // Both child tasks inherit the one scope and read there.
     print(
