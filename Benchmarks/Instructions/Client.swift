@@ -265,6 +265,16 @@ func wallClock(count: Int, rounds: Int) {
     }
 }
 
+/// Opens a scope of its own, as a request's, and reads `count` times a dependency that scope does not override.
+@Sendable
+func readInScopeOfItsOwn(_ count: Int) -> Int {
+    withInjectedValues {
+        $0.provider = Provider(id: 3)
+    } operation: {
+        readDefaultLifetime(DefaultLifetimeController(), count)
+    }
+}
+
 let count = Int(CommandLine.arguments[2])!
 switch CommandLine.arguments[1] {
 case "article":
@@ -313,20 +323,7 @@ case "tasks-cached-default":
     print(waitFor { await taskScaling({ readDefaultLifetime(DefaultLifetimeController(), $0) }, count: count) })
 case "tasks-scope-overrides-another-key":
     // Each child task opens a scope of its own, as a request's, and reads a dependency it does not override.
-    print(
-        waitFor {
-            await taskScaling(
-                { count in
-                    withInjectedValues {
-                        $0.provider = Provider(id: 3)
-                    } operation: {
-                        readDefaultLifetime(DefaultLifetimeController(), count)
-                    }
-                },
-                count: count
-            )
-        }
-    )
+    print(waitFor { await taskScaling(readInScopeOfItsOwn, count: count) })
 case "tasks-nested-scope-overrides-another-key":
     // As the last, with each task's scope nested in one that the parent opened, as an app's for its configuration.
     print(
@@ -334,16 +331,7 @@ case "tasks-nested-scope-overrides-another-key":
             await withInjectedValues {
                 $0.settableProvider = Provider(id: 4)
             } operation: {
-                await taskScaling(
-                    { count in
-                        withInjectedValues {
-                            $0.provider = Provider(id: 3)
-                        } operation: {
-                            readDefaultLifetime(DefaultLifetimeController(), count)
-                        }
-                    },
-                    count: count
-                )
+                await taskScaling(readInScopeOfItsOwn, count: count)
             }
         }
     )
