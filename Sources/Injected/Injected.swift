@@ -2622,13 +2622,13 @@ nonisolated extension InjectedValues {
             return state
         }
 
-        /// Makes an object with `make` that starts a 128-byte cache line, if one of 16 tries does, else the last.
+        /// Makes an object with `make` that starts a 128-byte cache line, if one of 64 tries does, else the last.
         ///
         /// Swift aligns no object to more than 16 bytes: this makes another after an allocation that moves the next
         /// address, and frees the others when it returns.
         static func startingALine<T: AnyObject>(_ make: () -> T) -> T {
             var (made, others) = (make(), [Any]())
-            while UInt(bitPattern: ObjectIdentifier(made)) % 128 != 0, others.count < 30 {
+            while UInt(bitPattern: ObjectIdentifier(made)) % 128 != 0, others.count < 126 {
                 others += [made, [UInt8](repeating: 0, count: 8 * others.count)]
                 made = make()
             }
