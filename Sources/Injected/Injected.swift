@@ -1244,6 +1244,9 @@ nonisolated extension InjectedValues {
         /// what a view shows, or the one a build is for.
         var owner: Cell? { builtFor ?? cell }
 
+        /// The root the scope's reads end at: its own, or a view's, else the global store.
+        var endsAt: Root { root ?? viewed ?? Store.global }
+
         /// The scope's end, when its last binding does: its cell is emptied, and what it held released.
         ///
         /// A fresh scope's root, which scopes nested in it may keep, keeps its final frame for the builds made there.
@@ -1404,7 +1407,7 @@ nonisolated extension InjectedValues {
 
         init(_ scope: Scope?) {
             (cell, base) = (scope?.cell, scope?.base)
-            root = scope?.root ?? scope?.viewed ?? Store.global
+            root = scope?.endsAt ?? Store.global
             world = base?.world ?? root.world
         }
 
@@ -1682,7 +1685,7 @@ nonisolated extension InjectedValues {
             let (around, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
             if !fresh, captured == nil, lent == nil {
                 // Where no property lends: on the scope around's own snapshot, or on the root alone.
-                return Scope(base: around?.snapshot(), root: Reader(around).root)
+                return Scope(base: around?.snapshot(), root: around?.endsAt ?? global)
             }
             let reader = Reader(around)
             guard fresh else {
@@ -1753,15 +1756,18 @@ nonisolated extension InjectedValues {
             let thread = ThreadState.current
             let scope = binding.get().scope
             if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope, through: accessor) }
+            guard let scope else {
+                if thread.own.context.lent != nil { return value(for: key, on: thread, in: nil, through: accessor) }
+                return globalValue(for: key, on: thread)
+            }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
                 // base: the levels the scope's read walks, so the read is the scope's. Not in a view, whose cell may
                 // have ended, emptied, where the snapshot's frozen frame still holds what the property remembers.
-                guard let cell = scope?.cell, scope!.root != nil, lent.cell === cell, lent.next === scope!.base else {
+                guard lent.cell != nil, lent.cell === scope.cell, lent.next === scope.base, scope.root != nil else {
                     return value(for: key, on: thread, in: scope, through: accessor)
                 }
             }
-            guard let scope else { return globalValue(for: key, on: thread) }
             // The common scoped read, an override in the innermost scope, in line.
             if let box = scope.cell?.withLock({ $0.frame[ObjectIdentifier(key)] }) {
                 return unbox(box, as: K.Value.self)
@@ -2343,10 +2349,13 @@ nonisolated extension InjectedValues {
             thread.own.context.pending = nil  // The first write of a write through a key path ends its read half.
             var (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
             while let chosen = cell {
-                let (wrote, replaced, owns) = chosen.withLock { state -> (Bool, Any?, Root?) in
-                    state.ended ? (false, nil, nil) : (true, state.set(id, box), state.derived?.owns)
+                let (wrote, replaced, stale, owns) = chosen.withLock { state -> (Bool, AnyBox?, [Built], Root?) in
+                    guard !state.ended else { return (false, nil, [], nil) }
+                    let (replaced, stale) = state.set(id, box)
+                    return (true, replaced, stale, state.derived?.owns)
                 }
-                thread.releasing(consume replaced)
+                // A scope's first write of a key, as an update closure's, replaces nothing, and skips the release.
+                if replaced != nil || !stale.isEmpty { thread.releasing((replaced, stale)) }
                 // A fresh scope's own cell is part of its root's world: the root's values built from the key go too.
                 if let owns { thread.releasing(owns.lock.withLock { $0.wrote(id) }) }
                 if wrote { return }
