@@ -2355,7 +2355,8 @@ nonisolated extension InjectedValues {
                     return (true, replaced, stale, state.derived?.owns)
                 }
                 // A scope's first write of a key, as an update closure's, replaces nothing, and skips the release.
-                if replaced != nil || !stale.isEmpty { thread.releasing((replaced, stale)) }
+                // Consumed, so that `releasing` drops the last references, in its empty context.
+                if replaced != nil || !stale.isEmpty { thread.releasing((consume replaced, consume stale)) }
                 // A fresh scope's own cell is part of its root's world: the root's values built from the key go too.
                 if let owns { thread.releasing(owns.lock.withLock { $0.wrote(id) }) }
                 if wrote { return }

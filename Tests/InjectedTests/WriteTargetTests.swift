@@ -151,6 +151,24 @@ struct WriteTargetTests {
             }
         }
     }
+
+    // A review of a speedup found the replaced value released after the write had put its own context back, so that
+    // its `deinit` read through the snapshot the writing property lent.
+    @Test("a value that a write through an object replaces is released outside the scope the object lends")
+    func replacedValueIsReleasedOutsideTheWrite() async {
+        await #expect(processExitsWith: .success) {
+            let log = StringLog()
+            withInjectedValues {
+                $0.targetName = "the scope's"
+            } operation: {
+                let holder = ProbeHolder()
+                InjectedValues[\.targetProbe] = ReleaseProbe("first", log)  // only the scope's cell holds it
+                onAnotherThread { holder.probe = ReleaseProbe("second", log) }
+            }
+            let first = log.entries.first { $0.hasPrefix("first") }
+            precondition(first == "first read default", "the replaced value's deinit: \(first ?? "none")")
+        }
+    }
 }
 
 /// Runs `body` on a new thread, outside every scope, and waits for it.
@@ -175,6 +193,22 @@ private final class TargetModel: @unchecked Sendable {
     @Injected(\.targetX) var x
     @Injected(\.targetName) var name
     @Injected(\.targetWriter) var writer
+}
+
+/// Holds what a write through its property replaces.
+private final class ProbeHolder: @unchecked Sendable {
+    // `@unchecked Sendable`: the wrapper is never reassigned, and what it reads is the store's to guard.
+    @Injected(\.targetProbe) var probe
+}
+
+/// A value whose `deinit` says what it reads of the store, where it is released.
+private final class ReleaseProbe: Sendable {
+    let name: String
+    let log: StringLog
+
+    init(_ name: String, _ log: StringLog) { (self.name, self.log) = (name, log) }
+
+    deinit { log.append("\(name) read \(InjectedValues[\.targetName])") }
 }
 
 /// A cached dependency whose default writes another dependency where it is built.
@@ -211,6 +245,11 @@ private enum TargetNameKey: ReadOnlyInjectionKey {
     static var lifetime: InjectionLifetime { .uncached }
 }
 
+private enum TargetProbeKey: ReadOnlyInjectionKey {
+    static var currentValue: ReleaseProbe? { nil }
+    static var lifetime: InjectionLifetime { .uncached }
+}
+
 private enum TargetWriterKey: ReadOnlyInjectionKey {
     static var currentValue: TargetWriter { TargetWriter() }
 }
@@ -229,6 +268,11 @@ extension InjectedValues {
     fileprivate var targetName: String {
         get { Self[TargetNameKey.self] }
         set { Self[TargetNameKey.self] = newValue }
+    }
+
+    fileprivate var targetProbe: ReleaseProbe? {
+        get { Self[TargetProbeKey.self] }
+        set { Self[TargetProbeKey.self] = newValue }
     }
 
     fileprivate var targetWriter: TargetWriter {
