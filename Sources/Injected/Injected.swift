@@ -484,10 +484,12 @@ public struct Injected<Value> {
     /// property remembers, exactly like writing `InjectedValues[keyPath] = newValue` there.
     public var wrappedValue: Value {
         get {
-            guard let snapshot else { return InjectedValues[keyPath] }
+            guard snapshot != nil else { return InjectedValues[keyPath] }
             // Rather than pass the snapshot down through the key path's accessors, the property lends it to the reads
-            // they make, in this thread's context, for the length of this read.
-            return InjectedValues.Store.lending(snapshot) { InjectedValues[keyPath] }
+            // they make, in this thread's context, for the length of this read. Unwrapped in place, not bound to a
+            // name, which Swift would retain: the objects made in a scope share one snapshot, so that retain would
+            // write one reference count from every thread that reads through them.
+            return InjectedValues.Store.lending(snapshot!) { InjectedValues[keyPath] }
         }
         nonmutating set {
             guard let writable = keyPath as? WritableKeyPath<InjectedValues, Value> else {
@@ -1345,6 +1347,9 @@ nonisolated extension InjectedValues {
             return frozen[id]
         }
 
+        /// The override of a key in this level, its frozen frame read in place rather than copied.
+        func override(of id: ObjectIdentifier) -> AnyBox? { Snapshot.box(for: id, in: cell, frozen) }
+
         /// Whether every level still shows what its cell holds, and no dead level follows another: a tail a new
         /// snapshot can share as it is.
         var isClean: Bool {
@@ -1654,7 +1659,7 @@ nonisolated extension InjectedValues {
         /// Where an operation on this thread reads and writes, and what it makes remembers: the binding, and the
         /// snapshot a property lends to its access.
         static func place() -> (reader: Reader, lent: Snapshot?) {
-            (Reader(binding.get().scope), ThreadState.current.own.context.lent)
+            (Reader(binding.get().scope), ThreadState.current.own.context.lent?.snapshot)
         }
 
         /// Where a write goes: the innermost scope; in a build, the innermost running scope of the level its view
@@ -1672,7 +1677,7 @@ nonisolated extension InjectedValues {
 
         /// The snapshot that a property, a capture or a scope made now remembers.
         static func snapshotToKeep() -> Snapshot? {
-            let (scope, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
+            let (scope, lent) = (binding.get().scope, ThreadState.current.own.context.lent?.snapshot)
             if lent == nil { return scope?.snapshot() }
             return Snapshot.make(Reader(scope), lent: lent)
         }
@@ -1682,7 +1687,7 @@ nonisolated extension InjectedValues {
         /// Opens a scope where scopes are opened now: on a captured snapshot, if any; fresh, with a root of its own.
         @usableFromInline
         static func open(fresh: Bool = false, on captured: Snapshot? = nil, policy: TestPolicy? = nil) -> Scope {
-            let (around, lent) = (binding.get().scope, ThreadState.current.own.context.lent)
+            let (around, lent) = (binding.get().scope, ThreadState.current.own.context.lent?.snapshot)
             if !fresh, captured == nil, lent == nil {
                 // Where no property lends: on the scope around's own snapshot, or on the root alone.
                 return Scope(base: around?.snapshot(), root: around?.endsAt ?? global)
@@ -1738,13 +1743,13 @@ nonisolated extension InjectedValues {
         static func lending<T>(_ snapshot: Snapshot, _ body: () throws -> T) rethrows -> T {
             let thread = ThreadState.current
             guard let outer = thread.own.context.lent else {
-                thread.own.context.lent = snapshot
+                thread.own.context.lent = Lent(snapshot)
                 defer { thread.own.context.lent = nil }
                 return try body()
             }
             // A read through a property inside another's, as in a factory default: the outer one's levels first.
-            let both = Snapshot.make(Reader(snapshot: outer), lent: snapshot) ?? snapshot
-            thread.own.context.lent = both
+            let both = Snapshot.make(Reader(snapshot: outer.snapshot), lent: snapshot) ?? snapshot
+            thread.own.context.lent = Lent(both)
             defer { thread.own.context.lent = outer }
             return try withExtendedLifetime(both) { try body() }
         }
@@ -1754,17 +1759,22 @@ nonisolated extension InjectedValues {
         /// Reads a key where `place()` says.
         static func value<K: ReadOnlyInjectionKey>(for key: K.Type, through accessor: String) -> K.Value {
             let thread = ThreadState.current
-            let scope = binding.get().scope
-            if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope, through: accessor) }
-            guard let scope else {
-                if thread.own.context.lent != nil { return value(for: key, on: thread, in: nil, through: accessor) }
+            // The binding's scope bound once, by the `guard`: a second binding of it, from an optional, would retain the
+            // scope again, and every task in the scope reads it.
+            guard let scope = binding.get().scope else {
+                if thread.own.context.pending != nil || thread.own.context.lent != nil {
+                    return value(for: key, on: thread, in: nil, through: accessor)
+                }
                 return globalValue(for: key, on: thread)
             }
+            if thread.own.context.pending != nil { return value(for: key, on: thread, in: scope, through: accessor) }
             if let lent = thread.own.context.lent {
                 // A property read in the scope it was made in, whose snapshot is the scope's own level on the scope's
                 // base: the levels the scope's read walks, so the read is the scope's. Not in a view, whose cell may
                 // have ended, emptied, where the snapshot's frozen frame still holds what the property remembers.
-                guard lent.cell != nil, lent.cell === scope.cell, lent.next === scope.base, scope.root != nil else {
+                guard lent.cell != nil, lent.cell == scope.cell.map(ObjectIdentifier.init),
+                    lent.next == scope.base.map(ObjectIdentifier.init), scope.root != nil
+                else {
                     return value(for: key, on: thread, in: scope, through: accessor)
                 }
             }
@@ -1802,11 +1812,15 @@ nonisolated extension InjectedValues {
                 if !pending.probing { thread.own.context.pending = nil }
                 if pending.matched { return pending.value as! K.Value }
             }
-            let (id, lent) = (ObjectIdentifier(key), thread.own.context.lent)
-            // Through a property read outside every scope: its first level.
-            if bound == nil, let lent, let box = Snapshot.box(for: id, in: lent.cell, lent.frozen) {
+            let id = ObjectIdentifier(key)
+            // Through a property read outside every scope: its first level. The lent snapshot used in place, not bound
+            // to a name, which Swift would retain, and every thread reading through the property shares it.
+            if bound == nil, thread.own.context.lent != nil,
+                let box = thread.own.context.lent!.snapshot.override(of: id)
+            {
                 return unbox(box, as: K.Value.self)
             }
+            let lent = thread.own.context.lent?.snapshot
             return read(key, Reader(bound), lent: lent, through: accessor)
         }
 
@@ -2347,7 +2361,7 @@ nonisolated extension InjectedValues {
         static func override<K: ReadOnlyInjectionKey>(_ key: K.Type, with value: K.Value, in box: AnyBox) {
             let (id, thread, scope) = (ObjectIdentifier(key), ThreadState.current, binding.get().scope)
             thread.own.context.pending = nil  // The first write of a write through a key path ends its read half.
-            var (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent)
+            var (cell, root) = scope?.cell.map { ($0, nil) } ?? target(Reader(scope), thread.own.context.lent?.snapshot)
             while let chosen = cell {
                 let (wrote, replaced, stale, owns) = chosen.withLock { state -> (Bool, AnyBox?, [Built], Root?) in
                     guard !state.ended else { return (false, nil, [], nil) }
@@ -2363,7 +2377,7 @@ nonisolated extension InjectedValues {
                 // The scope ended since it was chosen: the write goes where it would go now. A view's own cell (a task
                 // an update closure started, after the scope ended) has nowhere else.
                 guard root != nil else { return warn(droppedWriteMessage(for: key)) }
-                (cell, root) = target(Reader(scope), thread.own.context.lent)
+                (cell, root) = target(Reader(scope), thread.own.context.lent?.snapshot)
             }
             if let root, root !== global || !K.currentValueIsVariable {
                 guard let replaced = root.set(id, box) else { return warn(droppedWriteMessage(for: key)) }
@@ -2522,12 +2536,8 @@ nonisolated extension InjectedValues {
     /// An operation, a `.cached` build and a variable's initializer start from a context of their own, keeping only
     /// `writing`, so nothing set for one operation reaches a nested one.
     struct Context {
-        /// The snapshot a property lends to the reads and the write its access makes.
-        ///
-        /// `unowned(unsafe)`: `Store.lending` sets it, for the length of a call, to a snapshot that the property (or a
-        /// local) holds strongly for that whole call, and restores the previous value before either lets go; a strong
-        /// reference would make every read through a shared object write to one reference count from every thread.
-        unowned(unsafe) var lent: Snapshot?
+        /// What a property lends to the reads and the write its access makes.
+        var lent: Lent?
         /// In a write through a key path, until its first write: the value written.
         var pending: Pending?
         /// The key path a write goes through, for the whole write and what it evaluates, which a strict test's report
@@ -2535,6 +2545,26 @@ nonisolated extension InjectedValues {
         var writing: AnyKeyPath?
         /// Whether an update closure reads, which a strict test's report says.
         var inUpdate = false
+    }
+
+    /// A snapshot a property lends to its access, with the identities of its first level's cell and the level after, so
+    /// that a read can tell whether it is its scope's own by comparing them, without a reference count written: every
+    /// thread that reads through the property shares the snapshot.
+    ///
+    /// The identities are of objects the snapshot holds, and the scope compared with holds its own, so equal ones are
+    /// the same object.
+    struct Lent {
+        /// `unowned(unsafe)`: `Store.lending` lends it for the length of a call, in which the property (or a local)
+        /// holds it strongly, and restores the previous one before either lets go.
+        unowned(unsafe) let snapshot: Snapshot
+        let cell: ObjectIdentifier?
+        let next: ObjectIdentifier?
+
+        init(_ snapshot: Snapshot) {
+            (self.snapshot, cell, next) = (
+                snapshot, snapshot.cell.map(ObjectIdentifier.init), snapshot.next.map(ObjectIdentifier.init)
+            )
+        }
     }
 
     /// The value a write through a key path writes, which its read half reads back; a class, so that a context
@@ -2740,7 +2770,7 @@ nonisolated extension InjectedValues {
         /// them) reads them too, before its first suspension and after it.
         @inline(never)
         func bindingLent<T>(_ body: () -> T) -> T {
-            let (reader, lent) = (Reader(Store.binding.get().scope), own.context.lent)
+            let (reader, lent) = (Reader(Store.binding.get().scope), own.context.lent?.snapshot)
             let view = Scope(viewOf: nil, base: Snapshot.make(reader, lent: lent), root: reader.root(lent))
             return isolated(keepingUpdate: true, binding: Binding(scope: view), body)
         }
