@@ -1815,10 +1815,16 @@ nonisolated extension InjectedValues {
             let id = ObjectIdentifier(key)
             // Through a property read outside every scope: its first level. The lent snapshot used in place, not bound
             // to a name, which Swift would retain, and every thread reading through the property shares it.
-            if bound == nil, thread.own.context.lent != nil,
-                let box = thread.own.context.lent!.snapshot.override(of: id)
-            {
-                return unbox(box, as: K.Value.self)
+            if bound == nil, thread.own.context.lent != nil {
+                if let box = thread.own.context.lent!.snapshot.override(of: id) { return unbox(box, as: K.Value.self) }
+                // A snapshot of one level that ends at the global store, and does not override a `.cached` key that the
+                // thread's view holds a plain value of, outside every build: that value, as `read` would take it, with
+                // no second look in the level and no reader, which would retain the global store.
+                if thread.own.context.lent!.snapshot.next == nil, thread.own.context.lent!.snapshot.isGlobal,
+                    K.lifetime == .cached, thread.own.inputs == nil, let box = thread.view.withLock({ $0.plain[id] })
+                {
+                    return unbox(box, as: K.Value.self)
+                }
             }
             let lent = thread.own.context.lent?.snapshot
             return read(key, Reader(bound), lent: lent, through: accessor)
