@@ -1786,9 +1786,7 @@ nonisolated extension InjectedValues {
             // thread's view holds a plain value of, outside every build, as `read` would take it. `Store.global` is
             // loaded first, so that the scope's root is compared in place: a retain of the global store, which every
             // thread's reads would write, costs two threads more than half their reads.
-            if scope.base == nil, Store.global === scope.root, K.lifetime == .cached, thread.own.inputs == nil,
-                let box = thread.view.withLock({ $0.plain[ObjectIdentifier(key)] })
-            {
+            if scope.base == nil, Store.global === scope.root, let box = thread.plainBox(of: key) {
                 return unbox(box, as: K.Value.self)
             }
             return read(key, Reader(scope), lent: nil, through: accessor, cellChecked: true)
@@ -1821,7 +1819,7 @@ nonisolated extension InjectedValues {
                 // thread's view holds a plain value of, outside every build: that value, as `read` would take it, with
                 // no second look in the level and no reader, which would retain the global store.
                 if thread.own.context.lent!.snapshot.next == nil, thread.own.context.lent!.snapshot.isGlobal,
-                    K.lifetime == .cached, thread.own.inputs == nil, let box = thread.view.withLock({ $0.plain[id] })
+                    let box = thread.plainBox(of: key)
                 {
                     return unbox(box, as: K.Value.self)
                 }
@@ -2710,6 +2708,15 @@ nonisolated extension InjectedValues {
                 return evaluates ? nil : view.entries.updateValue(box, forKey: id)
             }
             withExtendedLifetime(replaced) {}
+        }
+
+        /// The global store's value of a `.cached` key that the view marks for every read (`plain`), for a read outside
+        /// every build that ends at the global store with no level overriding the key: what `read` takes there, for the
+        /// fast paths that skip its walk.
+        @inline(__always)
+        func plainBox<K: ReadOnlyInjectionKey>(of key: K.Type) -> AnyBox? {
+            guard K.lifetime == .cached, own.inputs == nil else { return nil }
+            return view.withLock { $0.plain[ObjectIdentifier(key)] }
         }
 
         /// Runs `body` (an operation, a `.cached` build, or a variable's initializer) in a context of its own, with
