@@ -201,7 +201,9 @@ public final class NotesDatabase: Sendable {
                 result = try await body(transaction)
             } catch {
                 await transaction.end()
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                // A closed connection has rolled the transaction back, and a query written to it would never be
+                // answered.
+                if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
                 throw error
             }
             await transaction.end()
@@ -229,16 +231,12 @@ public final class NotesDatabase: Sendable {
             let lease = Lease()
             return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
-                    try await self.client.withConnection { connection in
-                        guard lease.begin() else {
-                            throw DatabaseUnavailable(cause: health.cause(waited: configuration.connectionWait))
+                    while true {
+                        do {
+                            return try await self.run(work, leasedBy: lease, watch: watch)
+                        } catch is ClosedWhenLeased {
+                            continue
                         }
-                        health.connected()
-                        // If the request passes its deadline, its watch closes the connection, which fails a query
-                        // waiting on it, and the pool replaces it.
-                        guard watch?.use(connection) ?? true else { throw RequestAbandoned() }
-                        defer { watch?.release(connection) }
-                        return try await work.closure(connection)
                     }
                 }
                 group.addTask {
@@ -258,6 +256,49 @@ public final class NotesDatabase: Sendable {
         }
     }
 }
+
+extension NotesDatabase {
+    /// Leases a connection from the pool and runs `work` with it, for ``withConnection(_:)``.
+    ///
+    /// PostgresNIO 1.33.2 never answers a query written to a connection whose close has completed, and its pool learns
+    /// of a close only when the connection's close callback runs: until then it takes a closed connection back, and
+    /// leases it, as ready. So a connection that has closed is never used, and is given back only once the pool has
+    /// seen it close.
+    fileprivate func run<R: Sendable>(
+        _ work: ChildTaskClosure<PostgresConnection, R>,
+        leasedBy lease: Lease,
+        watch: RequestWatch?
+    ) async throws -> R {
+        let wait = configuration.connectionWait
+        return try await client.withConnection { connection in
+            // Closed before the pool saw it: given back once it has, for the caller to ask for another.
+            if connection.isClosed {
+                try? await connection.closeFuture.get()
+                throw ClosedWhenLeased()
+            }
+            guard lease.begin() else { throw DatabaseUnavailable(cause: health.cause(waited: wait)) }
+            health.connected()
+            // If the request passes its deadline, its watch closes the connection, which fails a query waiting on it.
+            guard watch?.use(connection) ?? true else { throw RequestAbandoned() }
+            let result: Result<R, any Error>
+            do {
+                result = .success(try await work.closure(connection))
+            } catch {
+                result = .failure(error)
+            }
+            if watch?.release(connection) == false || connection.isClosed {
+                try? await connection.closeFuture.get()
+                // The pool opens a connection in place of a closed one only when a new request for one comes, so one
+                // is made here: a request already waiting would wait for the next to come, and with none, get 503.
+                Task.detached { try? await self.client.withConnection { _ in } }
+            }
+            return try result.get()
+        }
+    }
+}
+
+/// The pool leased a connection that had closed, which was given back once the pool saw it close.
+private struct ClosedWhenLeased: Error {}
 
 /// A request's lease of a connection, which either comes in time or is given up, never both.
 private final class Lease: Sendable {

@@ -9,7 +9,7 @@ import Synchronization
 /// A request's work (the middleware and its route, down to the database) runs in a task of its own, beside a timer.
 /// If the work ends first, its answer is the request's. If the timer does, the request is answered 503 at once, and
 /// its work is abandoned: cancelled, and the database connections it holds closed, so that a query that waits without
-/// end on a connection PostgreSQL has dropped fails, and the pool opens a fresh connection in its place. The work is
+/// end on a connection PostgreSQL has dropped fails, and a fresh connection is opened in its place. The work is
 /// not waited for: a call that ignores cancellation cannot hold its request, or the server's shutdown, past the
 /// deadline.
 ///
@@ -222,8 +222,12 @@ public final class RequestWatch: Sendable {
     }
 
     /// Records that `connection` no longer serves the request.
-    func release(_ connection: PostgresConnection) {
-        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+    ///
+    /// - Returns: `false` if the request was abandoned while it held the connection, which its watch has closed or is
+    ///   closing.
+    @discardableResult
+    func release(_ connection: PostgresConnection) -> Bool {
+        state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil }
     }
 
     /// Records that a transaction has begun.

@@ -75,9 +75,115 @@ struct DatabaseFaultTests {
             // Its connection was closed, not left to the sleep: reads go on, and nothing was written.
             for _ in 0..<8 {
                 let read = try await client.execute(uri: "/notes", method: .get, headers: [.user: "alice"])
-                #expect(read.status == .ok)
+                #expect(read.status == .ok, "\(String(decoding: read.body.readableBytesView, as: UTF8.self))")
             }
             #expect(try await PostgresNotesStore().count() == 0)
+        }
+    }
+
+    @Test func aConnectionClosedAtItsRequestsDeadlineIsNeverLeasedClosedToTheNextRequest() async throws {
+        // One connection, so that the next request is offered the very connection the abandoned one held. Given back
+        // before the pool had seen it close, it was leased, closed, to the next request, which failed: the 503 that
+        // the test above met now and then, on one of its reads after the hung write.
+        var configuration = try DatabaseConfiguration(url: TestDatabase.url!)
+        configuration.maximumConnections = 1
+        let database = NotesDatabase(configuration: configuration)
+        // A query written to a connection whose close has completed is never answered, and a time limit waits for
+        // the test's body to end: on the code before the fix, runs hung as well as failed.
+        try await failingIfStillRunning(after: .seconds(30)) {
+            try await withThrowingTaskGroup(of: Void.self) { pool in
+                pool.addTask { await database.client.run() }
+                defer { pool.cancelAll() }
+                for _ in 0..<10 {
+                    let watch = RequestWatch()
+                    await #expect(throws: RequestAbandoned.self) {
+                        try await withInjectedValues {
+                            $0.requestWatch = watch
+                        } operation: {
+                            try await database.withConnection { _ in
+                                watch.expire()
+                                throw RequestAbandoned()
+                            }
+                        }
+                    }
+                    let answer = try await database.withConnection { connection in
+                        try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
+                    }
+                    #expect(answer == 1)
+                }
+            }
+        }
+    }
+
+    @Test func aRequestWaitingForTheConnectionAnAbandonedRequestHeldGetsOneInItsPlace() async throws {
+        // The pool opens a connection in place of a closed one only when a request asks for one: the request already
+        // waiting for it waited until the next came, and with none, was answered 503 after the connection wait.
+        var configuration = try DatabaseConfiguration(url: TestDatabase.url!)
+        configuration.maximumConnections = 1
+        let database = NotesDatabase(configuration: configuration)
+        // A query written to a connection whose close has completed is never answered, and a time limit waits for
+        // the test's body to end: on the code before the fix, runs hung as well as failed.
+        try await failingIfStillRunning(after: .seconds(30)) {
+            try await withThrowingTaskGroup(of: Void.self) { pool in
+                pool.addTask { await database.client.run() }
+                defer { pool.cancelAll() }
+                for _ in 0..<5 {
+                    let watch = RequestWatch()
+                    let (leased, lease) = AsyncStream.makeStream(of: Void.self)
+                    async let abandoned: (any Error)? = withInjectedValues {
+                        $0.requestWatch = watch
+                    } operation: {
+                        // Finished however the request ends, so that the wait below ends too.
+                        defer { lease.finish() }
+                        do {
+                            try await database.withConnection { _ -> Void in
+                                lease.yield()
+                                // Long enough for the next request to queue for the connection.
+                                try await Task.sleep(for: .milliseconds(50))
+                                watch.expire()
+                                throw RequestAbandoned()
+                            }
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }
+                    for await _ in leased { break }
+                    let started = ContinuousClock.now
+                    let answer = try await database.withConnection { connection in
+                        try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
+                    }
+                    #expect(answer == 1)
+                    #expect(ContinuousClock.now - started < .seconds(1))
+                    let error = await abandoned
+                    #expect(error is RequestAbandoned, "\(String(describing: error))")
+                }
+            }
+        }
+    }
+
+    @Test func aTransactionAbandonedAtItsDeadlineEndsRatherThanWaitingOnItsClosedConnection() async throws {
+        // Its `ROLLBACK`, written to the connection its watch had closed, was never answered: the abandoned work waited
+        // for good, holding its lease.
+        let database = NotesDatabase(configuration: try DatabaseConfiguration(url: TestDatabase.url!))
+        try await failingIfStillRunning(after: .seconds(30)) {
+            try await withThrowingTaskGroup(of: Void.self) { pool in
+                pool.addTask { await database.client.run() }
+                defer { pool.cancelAll() }
+                let watch = RequestWatch()
+                await #expect(throws: RequestAbandoned.self) {
+                    try await withInjectedValues {
+                        $0.requestWatch = watch
+                    } operation: {
+                        try await database.withTransaction { _ -> Void in
+                            watch.expire()
+                            // Long enough for the close to complete.
+                            try await Task.sleep(for: .milliseconds(200))
+                            throw RequestAbandoned()
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -146,4 +252,36 @@ struct LeftRunningAuditLog: AuditLog {
     }
 
     func entries() async throws -> [AuditEntry] { try await PostgresAuditLog().entries() }
+}
+
+/// Runs `body`, and fails the test if it has not ended within `limit`, rather than waiting for it without end.
+///
+/// `body` runs in a task of its own, which is left behind, still waiting, if the limit passes first.
+private func failingIfStillRunning(
+    after limit: Duration,
+    _ body: @escaping @Sendable () async throws -> Void
+) async throws {
+    /// The first of the two outcomes, which resumes the wait; the second finds it taken.
+    final class First: Sendable {
+        let waiter: Mutex<CheckedContinuation<Result<Void, any Error>?, Never>?>
+        init(_ waiter: CheckedContinuation<Result<Void, any Error>?, Never>) { self.waiter = Mutex(waiter) }
+        func resume(with outcome: Result<Void, any Error>?) {
+            waiter.withLock { $0.take() }?.resume(returning: outcome)
+        }
+    }
+    struct StillRunning: Error {}
+    let work = Task { try await body() }
+    let outcome = await withCheckedContinuation { continuation in
+        let first = First(continuation)
+        Task { first.resume(with: await work.result) }
+        Task {
+            try? await Task.sleep(for: limit)
+            first.resume(with: nil)
+        }
+    }
+    guard let outcome else {
+        Issue.record("still running after \(limit)")
+        throw StillRunning()
+    }
+    try outcome.get()
 }
