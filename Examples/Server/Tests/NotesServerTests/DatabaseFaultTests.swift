@@ -167,7 +167,7 @@ struct DatabaseFaultTests {
         // for good, holding its lease.
         let database = NotesDatabase(configuration: try DatabaseConfiguration(url: TestDatabase.url!))
         try await failingIfStillRunning(after: .seconds(30)) {
-            try await withThrowingTaskGroup(of: Void.self) { pool in
+            await withTaskGroup(of: Void.self) { pool in
                 pool.addTask { await database.client.run() }
                 defer { pool.cancelAll() }
                 let watch = RequestWatch()
