@@ -149,12 +149,11 @@ struct DatabaseFaultTests {
                         }
                     }
                     for await _ in leased { break }
-                    let started = ContinuousClock.now
+                    // Without a connection in its place, this throws `DatabaseUnavailable` after the connection wait.
                     let answer = try await database.withConnection { connection in
                         try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
                     }
                     #expect(answer == 1)
-                    #expect(ContinuousClock.now - started < .seconds(1))
                     let error = await abandoned
                     #expect(error is RequestAbandoned, "\(String(describing: error))")
                 }
