@@ -89,6 +89,13 @@ struct BuildRaceTests {
                 // cut short by resets and also finish.
                 usleep(UInt32.random(in: 0...1_500))
             }
+            // A last generation with no reset, until a read has fallen wholly within some generation, for at most 10
+            // seconds: under ThreadSanitizer on a loaded machine, every read of the loop above overlapped a reset once.
+            var waited = 0
+            while seen.generations == 0, waited < 10_000 {
+                usleep(1_000)
+                waited += 1
+            }
             generation.end()
             #expect(threads.finish(), "a reader did not finish within 30 seconds: a build deadlocked")
             #expect(reads.value >= 8)
