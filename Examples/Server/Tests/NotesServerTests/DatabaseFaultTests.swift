@@ -85,32 +85,23 @@ struct DatabaseFaultTests {
         // One connection, so that the next request is offered the very connection the abandoned one held. Given back
         // before the pool had seen it close, it was leased, closed, to the next request, which failed: the 503 that
         // the test above met now and then, on one of its reads after the hung write.
-        var configuration = try DatabaseConfiguration(url: TestDatabase.url!)
-        configuration.maximumConnections = 1
-        let database = NotesDatabase(configuration: configuration)
-        // A query written to a connection whose close has completed is never answered, and a time limit waits for
-        // the test's body to end: on the code before the fix, runs hung as well as failed.
-        try await failingIfStillRunning(after: .seconds(30)) {
-            try await withThrowingTaskGroup(of: Void.self) { pool in
-                pool.addTask { await database.client.run() }
-                defer { pool.cancelAll() }
-                for _ in 0..<10 {
-                    let watch = RequestWatch()
-                    await #expect(throws: RequestAbandoned.self) {
-                        try await withInjectedValues {
-                            $0.requestWatch = watch
-                        } operation: {
-                            try await database.withConnection { _ in
-                                watch.expire()
-                                throw RequestAbandoned()
-                            }
+        try await withRunningPool(maximumConnections: 1) { database in
+            for _ in 0..<10 {
+                let watch = RequestWatch()
+                await #expect(throws: RequestAbandoned.self) {
+                    try await withInjectedValues {
+                        $0.requestWatch = watch
+                    } operation: {
+                        try await database.withConnection { _ in
+                            watch.expire()
+                            throw RequestAbandoned()
                         }
                     }
-                    let answer = try await database.withConnection { connection in
-                        try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
-                    }
-                    #expect(answer == 1)
                 }
+                let answer = try await database.withConnection { connection in
+                    try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
+                }
+                #expect(answer == 1)
             }
         }
     }
@@ -118,45 +109,36 @@ struct DatabaseFaultTests {
     @Test func aRequestWaitingForTheConnectionAnAbandonedRequestHeldGetsOneInItsPlace() async throws {
         // The pool opens a connection in place of a closed one only when a request asks for one: the request already
         // waiting for it waited until the next came, and with none, was answered 503 after the connection wait.
-        var configuration = try DatabaseConfiguration(url: TestDatabase.url!)
-        configuration.maximumConnections = 1
-        let database = NotesDatabase(configuration: configuration)
-        // A query written to a connection whose close has completed is never answered, and a time limit waits for
-        // the test's body to end: on the code before the fix, runs hung as well as failed.
-        try await failingIfStillRunning(after: .seconds(30)) {
-            try await withThrowingTaskGroup(of: Void.self) { pool in
-                pool.addTask { await database.client.run() }
-                defer { pool.cancelAll() }
-                for _ in 0..<5 {
-                    let watch = RequestWatch()
-                    let (leased, lease) = AsyncStream.makeStream(of: Void.self)
-                    async let abandoned: (any Error)? = withInjectedValues {
-                        $0.requestWatch = watch
-                    } operation: {
-                        // Finished however the request ends, so that the wait below ends too.
-                        defer { lease.finish() }
-                        do {
-                            try await database.withConnection { _ -> Void in
-                                lease.yield()
-                                // Long enough for the next request to queue for the connection.
-                                try await Task.sleep(for: .milliseconds(50))
-                                watch.expire()
-                                throw RequestAbandoned()
-                            }
-                            return nil
-                        } catch {
-                            return error
+        try await withRunningPool(maximumConnections: 1) { database in
+            for _ in 0..<5 {
+                let watch = RequestWatch()
+                let (leased, lease) = AsyncStream.makeStream(of: Void.self)
+                async let abandoned: (any Error)? = withInjectedValues {
+                    $0.requestWatch = watch
+                } operation: {
+                    // Finished however the request ends, so that the wait below ends too.
+                    defer { lease.finish() }
+                    do {
+                        try await database.withConnection { _ -> Void in
+                            lease.yield()
+                            // Long enough for the next request to queue for the connection.
+                            try await Task.sleep(for: .milliseconds(50))
+                            watch.expire()
+                            throw RequestAbandoned()
                         }
+                        return nil
+                    } catch {
+                        return error
                     }
-                    for await _ in leased { break }
-                    // Without a connection in its place, this throws `DatabaseUnavailable` after the connection wait.
-                    let answer = try await database.withConnection { connection in
-                        try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
-                    }
-                    #expect(answer == 1)
-                    let error = await abandoned
-                    #expect(error is RequestAbandoned, "\(String(describing: error))")
                 }
+                for await _ in leased { break }
+                // Without a connection in its place, this throws `DatabaseUnavailable` after the connection wait.
+                let answer = try await database.withConnection { connection in
+                    try await connection.query("SELECT 1", logger: Logger(label: "test")).collect().count
+                }
+                #expect(answer == 1)
+                let error = await abandoned
+                #expect(error is RequestAbandoned, "\(String(describing: error))")
             }
         }
     }
@@ -164,22 +146,17 @@ struct DatabaseFaultTests {
     @Test func aTransactionAbandonedAtItsDeadlineEndsRatherThanWaitingOnItsClosedConnection() async throws {
         // Its `ROLLBACK`, written to the connection its watch had closed, was never answered: the abandoned work waited
         // for good, holding its lease.
-        let database = NotesDatabase(configuration: try DatabaseConfiguration(url: TestDatabase.url!))
-        try await failingIfStillRunning(after: .seconds(30)) {
-            await withTaskGroup(of: Void.self) { pool in
-                pool.addTask { await database.client.run() }
-                defer { pool.cancelAll() }
-                let watch = RequestWatch()
-                await #expect(throws: RequestAbandoned.self) {
-                    try await withInjectedValues {
-                        $0.requestWatch = watch
-                    } operation: {
-                        try await database.withTransaction { _ -> Void in
-                            watch.expire()
-                            // Long enough for the close to complete.
-                            try await Task.sleep(for: .milliseconds(200))
-                            throw RequestAbandoned()
-                        }
+        try await withRunningPool { database in
+            let watch = RequestWatch()
+            await #expect(throws: RequestAbandoned.self) {
+                try await withInjectedValues {
+                    $0.requestWatch = watch
+                } operation: {
+                    try await database.withTransaction { _ -> Void in
+                        watch.expire()
+                        // Long enough for the close to complete.
+                        try await Task.sleep(for: .milliseconds(200))
+                        throw RequestAbandoned()
                     }
                 }
             }
@@ -251,6 +228,27 @@ struct LeftRunningAuditLog: AuditLog {
     }
 
     func entries() async throws -> [AuditEntry] { try await PostgresAuditLog().entries() }
+}
+
+/// Runs `body` with a database whose pool runs beside it, of at most `maximumConnections` if given.
+///
+/// It fails the test after 30 s rather than waiting for it: a query written to a connection whose close has completed
+/// is never answered, and a time limit waits for the test's body to end. Before the fixes these tests hold, runs hung
+/// as well as failed.
+private func withRunningPool(
+    maximumConnections: Int? = nil,
+    _ body: @escaping @Sendable (NotesDatabase) async throws -> Void
+) async throws {
+    var configuration = try DatabaseConfiguration(url: TestDatabase.url!)
+    configuration.maximumConnections = maximumConnections ?? configuration.maximumConnections
+    let database = NotesDatabase(configuration: configuration)
+    try await failingIfStillRunning(after: .seconds(30)) {
+        try await withThrowingTaskGroup(of: Void.self) { pool in
+            pool.addTask { await database.client.run() }
+            defer { pool.cancelAll() }
+            try await body(database)
+        }
+    }
 }
 
 /// Runs `body`, and fails the test if it has not ended within `limit`, rather than waiting for it without end.
